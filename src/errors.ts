@@ -1,0 +1,180 @@
+/**
+ * The error catalogue: every error the gateway itself answers with, its HTTP status and the
+ * JSON-RPC code in its body. docs/errors.md documents the same table for operators.
+ *
+ * Two families (STYLE.md): a request that fails before the gateway knows a JSON-RPC id is
+ * answered with `id: null`; one that fails after carries that id. Either way the body is a
+ * JSON-RPC error object, because MCP clients parse 4xx bodies for it.
+ *
+ * Codes the gateway invents sit outside -32768..-32000, as the 2026-07-28 base revision asks
+ * of new application codes.
+ */
+
+/** Codes this gateway allocates for itself (outside the JSON-RPC / MCP reserved range). */
+export const TASKGATE_RPC_CODES = {
+  pollTooEarly: -31001,
+  tooManyTasks: -31002,
+  rateLimited: -31003,
+  unavailable: -31004,
+  upstreamFailed: -31005,
+} as const;
+
+export type ErrorCode =
+  | 'TG_ERR_PARSE'
+  | 'TG_ERR_INVALID_REQUEST'
+  | 'TG_ERR_BATCH_NOT_ALLOWED'
+  | 'TG_ERR_BODY_TOO_LARGE'
+  | 'TG_ERR_UNSUPPORTED_MEDIA_TYPE'
+  | 'TG_ERR_NOT_ACCEPTABLE'
+  | 'TG_ERR_HEADER_MISMATCH'
+  | 'TG_ERR_MISSING_CAPABILITY'
+  | 'TG_ERR_METHOD_NOT_FOUND'
+  | 'TG_ERR_INVALID_PARAMS'
+  | 'TG_ERR_TASK_NOT_FOUND'
+  | 'TG_ERR_HOST_NOT_ALLOWED'
+  | 'TG_ERR_ORIGIN_NOT_ALLOWED'
+  | 'TG_ERR_NO_ROUTE'
+  | 'TG_ERR_SESSION_NOT_FOUND'
+  | 'TG_ERR_UNAUTHORIZED'
+  | 'TG_ERR_INSUFFICIENT_SCOPE'
+  | 'TG_ERR_AUTH_UNAVAILABLE'
+  | 'TG_ERR_POLL_TOO_EARLY'
+  | 'TG_ERR_TOO_MANY_TASKS'
+  | 'TG_ERR_RATE_LIMITED'
+  | 'TG_ERR_UPSTREAM_UNAVAILABLE'
+  | 'TG_ERR_UPSTREAM_TIMEOUT'
+  | 'TG_ERR_BAD_GATEWAY'
+  | 'TG_ERR_STORE_UNAVAILABLE'
+  | 'TG_ERR_SHUTTING_DOWN'
+  | 'TG_ERR_INTERNAL';
+
+export interface ErrorDescription {
+  httpStatus: number;
+  rpcCode: number;
+  /** The message sent to the client. Stable: clients and tests may match on it. */
+  message: string;
+}
+
+/** One exhaustive switch: adding a code without describing it fails the typecheck. */
+export function describeError(code: ErrorCode): ErrorDescription {
+  switch (code) {
+    case 'TG_ERR_PARSE':
+      return { httpStatus: 400, rpcCode: -32700, message: 'Parse error: the body is not valid JSON' };
+    case 'TG_ERR_INVALID_REQUEST':
+      return { httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: the body is not a JSON-RPC 2.0 message' };
+    case 'TG_ERR_BATCH_NOT_ALLOWED':
+      return { httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: JSON-RPC batches are not allowed in this protocol revision' };
+    case 'TG_ERR_BODY_TOO_LARGE':
+      return { httpStatus: 413, rpcCode: -32600, message: 'Invalid Request: the body exceeds the size limit' };
+    case 'TG_ERR_UNSUPPORTED_MEDIA_TYPE':
+      return { httpStatus: 415, rpcCode: -32600, message: 'Invalid Request: Content-Type must be application/json' };
+    case 'TG_ERR_NOT_ACCEPTABLE':
+      return { httpStatus: 406, rpcCode: -32600, message: 'Not Acceptable: Accept must list application/json and text/event-stream' };
+    case 'TG_ERR_HEADER_MISMATCH':
+      return { httpStatus: 400, rpcCode: -32020, message: 'Header mismatch' };
+    case 'TG_ERR_MISSING_CAPABILITY':
+      return { httpStatus: 400, rpcCode: -32021, message: 'Missing required client capability' };
+    case 'TG_ERR_METHOD_NOT_FOUND':
+      return { httpStatus: 404, rpcCode: -32601, message: 'Method not found' };
+    case 'TG_ERR_INVALID_PARAMS':
+      return { httpStatus: 400, rpcCode: -32602, message: 'Invalid params' };
+    case 'TG_ERR_TASK_NOT_FOUND':
+      // One answer for unknown, expired and foreign tasks (DESIGN.md §3): nothing in it may
+      // tell them apart, so the message names none of those reasons.
+      return { httpStatus: 200, rpcCode: -32602, message: 'Failed to retrieve task: Task not found' };
+    case 'TG_ERR_HOST_NOT_ALLOWED':
+      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Host header not allowed' };
+    case 'TG_ERR_ORIGIN_NOT_ALLOWED':
+      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Origin not allowed' };
+    case 'TG_ERR_NO_ROUTE':
+      return { httpStatus: 404, rpcCode: -32600, message: 'Not Found: no route for this path' };
+    case 'TG_ERR_SESSION_NOT_FOUND':
+      return { httpStatus: 404, rpcCode: -32600, message: 'Session not found' };
+    case 'TG_ERR_UNAUTHORIZED':
+      return { httpStatus: 401, rpcCode: -32600, message: 'Unauthorized' };
+    case 'TG_ERR_INSUFFICIENT_SCOPE':
+      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: insufficient scope' };
+    case 'TG_ERR_AUTH_UNAVAILABLE':
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: token verification keys are not available' };
+    case 'TG_ERR_POLL_TOO_EARLY':
+      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.pollTooEarly, message: 'Too Many Requests: polled sooner than the task poll interval' };
+    case 'TG_ERR_TOO_MANY_TASKS':
+      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached' };
+    case 'TG_ERR_RATE_LIMITED':
+      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
+    case 'TG_ERR_UPSTREAM_UNAVAILABLE':
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable' };
+    case 'TG_ERR_UPSTREAM_TIMEOUT':
+      return { httpStatus: 504, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Gateway Timeout: the upstream did not answer in time' };
+    case 'TG_ERR_BAD_GATEWAY':
+      return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used' };
+    case 'TG_ERR_STORE_UNAVAILABLE':
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable' };
+    case 'TG_ERR_SHUTTING_DOWN':
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: the gateway is shutting down' };
+    case 'TG_ERR_INTERNAL':
+      return { httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
+    default: {
+      const unreachable: never = code;
+      throw new Error(`undescribed error code ${String(unreachable)}`);
+    }
+  }
+}
+
+export type JsonRpcId = string | number | null;
+
+export interface GatewayErrorOptions {
+  /** A detail appended to the catalogue message (never a library error's text). */
+  detail?: string;
+  /** Extra JSON-RPC `error.data`. */
+  data?: unknown;
+  /** Extra HTTP response headers (WWW-Authenticate, Retry-After, …). */
+  headers?: Record<string, string>;
+  /** The underlying library error: logged, never sent. */
+  cause?: unknown;
+}
+
+/** An error the gateway answers itself. Thrown by stages, rendered by one error handler. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly detail?: string;
+  readonly data?: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
+    const description = describeError(code);
+    super(options.detail ? `${description.message}: ${options.detail}` : description.message, {
+      cause: options.cause,
+    });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.detail = options.detail;
+    this.data = options.data;
+    this.headers = options.headers ?? {};
+  }
+
+  get httpStatus(): number {
+    return describeError(this.code).httpStatus;
+  }
+
+  get rpcCode(): number {
+    return describeError(this.code).rpcCode;
+  }
+}
+
+export interface JsonRpcErrorBody {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  error: { code: number; message: string; data?: unknown };
+}
+
+/** The JSON-RPC body for an error; `id` is null when the request's id is not known. */
+export function renderErrorBody(error: GatewayError, id: JsonRpcId = null): JsonRpcErrorBody {
+  const body: JsonRpcErrorBody = {
+    jsonrpc: '2.0',
+    id,
+    error: { code: error.rpcCode, message: error.message },
+  };
+  if (error.data !== undefined) body.error.data = error.data;
+  return body;
+}
