@@ -1,0 +1,42 @@
+/**
+ * The policy file's schema: the one source for the validator, the TypeScript types and the
+ * committed JSON Schema. Each section lives in its own file under sections/.
+ *
+ * Relations between sections (a route naming an upstream, two listeners on one port) are not
+ * checked here but in relations.ts: zod runs object refinements even after some fields failed,
+ * so a refinement here would see half-parsed data, and it would be skipped altogether after
+ * others, hiding problems that a single run should report.
+ */
+import { z } from 'zod';
+import { adminSchema } from './sections/admin.js';
+import { limitsSchema } from './sections/limits.js';
+import { listenSchema } from './sections/listen.js';
+import { loggingSchema } from './sections/logging.js';
+import { publicUrlSchema } from './sections/public-url.js';
+import { routesSchema } from './sections/routes.js';
+import { upstreamsSchema } from './sections/upstreams.js';
+
+export const configSchema = z
+  .strictObject({
+    listen: listenSchema.prefault({}),
+    admin: adminSchema.prefault({}),
+    publicUrl: publicUrlSchema,
+    upstreams: upstreamsSchema,
+    routes: routesSchema,
+    limits: limitsSchema.prefault({}),
+    logging: loggingSchema.prefault({}),
+  })
+  .meta({ title: 'taskgate policy' })
+  .describe('The taskgate policy file. Durations are strings with a unit (30s); sizes are strings with a binary unit (64KiB) or a number of bytes.');
+
+/** The validated policy, with durations in milliseconds and sizes in bytes. */
+export type Config = z.output<typeof configSchema>;
+/** The policy as written, before defaults and unit conversion. */
+export type ConfigInput = z.input<typeof configSchema>;
+
+export type ListenConfig = Config['listen'];
+export type AdminConfig = Config['admin'];
+export type UpstreamConfig = Config['upstreams'][string];
+export type RouteConfig = Config['routes'][number];
+export type LimitsConfig = Config['limits'];
+export type LoggingConfig = Config['logging'];
