@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as z from 'zod';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** Plain (non-task) tools: the traffic shapes a gateway has to pass through untouched. */
+export function registerExampleTools(server: McpServer): void {
+  server.registerTool(
+    'echo',
+    { description: 'Returns its text argument unchanged.', inputSchema: { text: z.string() } },
+    async ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+
+  // A server→client request in the middle of the tools/call SSE stream: the answer comes back
+  // on a separate POST and the result follows on the first stream.
+  server.registerTool(
+    'elicit_color',
+    { description: 'Asks the client for a colour via elicitation/create and returns the answer.', inputSchema: {} },
+    async (_args, extra) => {
+      const answer = await extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message: 'Which colour?',
+            requestedSchema: {
+              type: 'object',
+              properties: { color: { type: 'string', title: 'Colour' } },
+              required: ['color'],
+            },
+          },
+        },
+        ElicitResultSchema,
+      );
+      const color = answer.action === 'accept' ? answer.content?.color : undefined;
+      if (typeof color !== 'string') {
+        return { content: [{ type: 'text', text: `No colour (${answer.action})` }], isError: true };
+      }
+      return { content: [{ type: 'text', text: `Colour: ${color}` }] };
+    },
+  );
+
+  server.registerTool(
+    'notify_progress',
+    {
+      description: 'Sends `count` progress and log notifications on the POST stream, then returns.',
+      inputSchema: {
+        count: z.number().int().min(1).max(100).default(3),
+        delayMs: z.number().int().min(0).max(10_000).default(20),
+      },
+    },
+    async ({ count, delayMs }, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      for (let i = 1; i <= count; i++) {
+        if (progressToken !== undefined) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress: i, total: count, message: `step ${i} of ${count}` },
+          });
+        }
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'notify_progress', data: `step ${i} of ${count}` },
+        });
+        if (delayMs > 0) await sleep(delayMs);
+      }
+      return { content: [{ type: 'text', text: `sent ${count} notifications` }] };
+    },
+  );
+
+  // Notifications sent without a related request go to the session's standalone GET stream,
+  // which is what a test needs to see that stream pass through a proxy.
+  server.registerTool(
+    'ping_listeners',
+    {
+      description: 'Sends notifications/message and notifications/tools/list_changed on the GET stream.',
+      inputSchema: { text: z.string().default('ping') },
+    },
+    async ({ text }) => {
+      await server.server.notification({
+        method: 'notifications/message',
+        params: { level: 'info', logger: 'ping_listeners', data: text },
+      });
+      await server.server.sendToolListChanged();
+      return { content: [{ type: 'text', text: `sent "${text}" to listeners` }] };
+    },
+  );
+}
