@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'TG_ERR_HOST_NOT_ALLOWED'
   | 'TG_ERR_ORIGIN_NOT_ALLOWED'
   | 'TG_ERR_NO_ROUTE'
+  | 'TG_ERR_METHOD_NOT_ALLOWED'
   | 'TG_ERR_SESSION_NOT_FOUND'
   | 'TG_ERR_UNAUTHORIZED'
   | 'TG_ERR_INSUFFICIENT_SCOPE'
@@ -88,6 +89,8 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Origin not allowed' };
     case 'TG_ERR_NO_ROUTE':
       return { httpStatus: 404, rpcCode: -32600, message: 'Not Found: no route for this path' };
+    case 'TG_ERR_METHOD_NOT_ALLOWED':
+      return { httpStatus: 405, rpcCode: -32600, message: 'Method Not Allowed' };
     case 'TG_ERR_SESSION_NOT_FOUND':
       return { httpStatus: 404, rpcCode: -32600, message: 'Session not found' };
     case 'TG_ERR_UNAUTHORIZED':

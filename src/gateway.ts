@@ -1,0 +1,165 @@
+/**
+ * buildGateway(config, deps): assembles the pipeline of DESIGN.md §2 and never listens by
+ * itself. listener → (auth) → mcp → (tasks) → routing → upstream, one route per policy
+ * route, plus the admin listener. Everything stateful is passed in or owned here: no
+ * module-level singletons, so one process can run many gateways (tests do).
+ */
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config/index.js';
+import { buildAdminServer } from './listener/admin-server.js';
+import { sendGatewayError, toGatewayError } from './listener/error-reply.js';
+import { buildHostOriginPolicy } from './listener/host-origin.js';
+import { GatewayError } from './errors.js';
+import { buildLoggerOptions } from './observability/logger.js';
+import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observability/metrics.js';
+import { InstancePool } from './routing/balancer.js';
+import { MemoryStore } from './store/memory-store.js';
+import type { Store } from './store/store.js';
+import { UpstreamAgent } from './upstream/dispatcher.js';
+import { registerMcpRoute } from './upstream/proxy-route.js';
+
+export interface GatewayDeps {
+  logger?: Logger;
+  metrics?: GatewayMetrics;
+  store?: Store;
+}
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly admin: FastifyInstance;
+  readonly metrics: GatewayMetrics;
+  readonly store: Store;
+  readonly logger: Logger;
+  /** Starts both listeners; resolves with the URLs they are bound to. */
+  listen(): Promise<{ url: string; adminUrl: string }>;
+  /** Stops accepting, lets in-flight requests finish within the drain limit, then closes. */
+  close(): Promise<void>;
+}
+
+const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
+const MAX_SESSIONS = 100_000;
+// Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
+  const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
+  const metrics = deps.metrics ?? createMetrics();
+  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS });
+  let draining = false;
+
+  const app = Fastify({
+    // pino's Logger is wider than fastify's logger type; the cast keeps FastifyInstance's default generics.
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true, // one line per request, written below
+    trustProxy: config.listen.trustProxy,
+    bodyLimit: config.limits.maxBodyBytes,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    serverFactory: (handler) => {
+      const server = createServer({ maxHeaderSize: config.limits.maxHeaderBytes }, handler);
+      if (config.limits.maxConnections > 0) server.maxConnections = config.limits.maxConnections;
+      return server;
+    },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+
+  app.setNotFoundHandler((request, reply) => sendGatewayError(request, reply, new GatewayError('TG_ERR_NO_ROUTE')));
+  app.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
+  app.addHook('onResponse', async (request, reply) => {
+    const message = request.tg?.mcp?.message;
+    const rpcMethod = rpcMethodLabel(message && 'method' in message ? message.method : undefined, message?.kind ?? 'none');
+    const route = request.tg?.route.path ?? 'unmatched';
+    const labels = { route, method: request.method, rpc_method: rpcMethod };
+    metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    request.log.info(
+      {
+        method: request.method,
+        path: route,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        rpcMethod: message && 'method' in message ? rpcMethod : undefined,
+        era: request.tg?.mcp?.era,
+        upstream: request.tg?.route.pool.upstream,
+        instance: request.tg?.instance?.url,
+        aborted: request.tg?.abort.signal.aborted || undefined,
+      },
+      'request',
+    );
+  });
+
+  const hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
+  const agents = new Map<string, UpstreamAgent>();
+  const pools = new Map<string, InstancePool>();
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    pools.set(name, new InstancePool(name, upstream.instances, upstream.cooldown));
+    agents.set(
+      name,
+      new UpstreamAgent(
+        { connectMs: upstream.timeouts.connect, headersMs: upstream.timeouts.headers, bodyMs: upstream.timeouts.body },
+        upstream.connections,
+      ),
+    );
+  }
+  for (const route of config.routes) {
+    await registerMcpRoute(app, {
+      route: { path: route.path, upstreamPath: route.upstreamPath ?? route.path, pool: pools.get(route.upstream)! },
+      agent: agents.get(route.upstream)!,
+      store,
+      metrics,
+      hostOrigin,
+      sessions: { idleTtlMs: SESSION_IDLE_TTL_MS },
+      trustProxy: config.listen.trustProxy !== false,
+      limits: {
+        maxBodyBytes: config.limits.maxBodyBytes,
+        maxSseEventBytes: config.limits.maxSseEventBytes,
+        requestTimeoutMs: config.limits.requestTimeout,
+      },
+    });
+  }
+
+  const admin = buildAdminServer({
+    logger,
+    registry: metrics.registry,
+    checks: [
+      { name: 'listener', check: async () => !draining && app.server.listening },
+      { name: 'store', check: () => store.isReady() },
+    ],
+  });
+
+  return {
+    app,
+    admin,
+    metrics,
+    store,
+    logger,
+    async listen() {
+      const url = await app.listen({ host: config.listen.host, port: config.listen.port });
+      const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
+      return { url, adminUrl };
+    },
+    async close() {
+      draining = true;
+      const drain = setTimeout(() => {
+        logger.warn({ drainMs: config.limits.drainTimeout }, 'drain limit reached; closing the remaining connections');
+        app.server.closeAllConnections();
+      }, config.limits.drainTimeout);
+      drain.unref();
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(drain);
+        await admin.close();
+        await Promise.all([...agents.values()].map((agent) => agent.close()));
+        await store.close();
+      }
+    },
+  };
+}

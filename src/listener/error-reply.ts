@@ -1,0 +1,46 @@
+/**
+ * One place that turns any error into the answer the client gets. Gateway errors render from
+ * the catalogue; fastify's own errors (body too large, bad content type) are mapped onto it;
+ * anything else is an internal error whose details stay in the log.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, renderErrorBody, type JsonRpcId } from '../errors.js';
+
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const code = (error as FastifyError | undefined)?.code;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('TG_ERR_BODY_TOO_LARGE', { cause: error });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('TG_ERR_UNSUPPORTED_MEDIA_TYPE', { cause: error });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatewayError('TG_ERR_PARSE', { cause: error });
+    default:
+      return new GatewayError('TG_ERR_INTERNAL', { cause: error });
+  }
+}
+
+/** The JSON-RPC id an error answer should carry: the request's, once it is known. */
+export function requestRpcId(request: FastifyRequest): JsonRpcId {
+  const message = request.tg?.mcp?.message;
+  return message?.kind === 'request' ? message.id : null;
+}
+
+export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
+  if (error.code === 'TG_ERR_INTERNAL') {
+    request.log.error({ err: error.cause ?? error }, 'internal error');
+  } else {
+    request.log.debug({ code: error.code, detail: error.detail }, 'request rejected');
+  }
+  if (reply.sent || reply.raw.headersSent) {
+    // After headers (an SSE stream already flowing) the status cannot change: end the
+    // stream rather than write a second response into it.
+    reply.raw.destroy();
+    return reply;
+  }
+  reply.code(error.httpStatus).headers(error.headers).type('application/json');
+  return reply.send(renderErrorBody(error, requestRpcId(request)));
+}

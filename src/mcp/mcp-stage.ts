@@ -1,0 +1,46 @@
+/**
+ * The `mcp` stage (DESIGN.md §2, step 3): checks the media types, parses the JSON-RPC body
+ * once, decides the era and, for 2026-07-28 requests, holds the mirrored headers to the
+ * body. Nothing malformed reaches the upstream.
+ */
+import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { McpContext } from '../request-context.js';
+import { decideEra } from './era.js';
+import { validateModernHeaders } from './headers.js';
+import { parseJsonRpcBody } from './jsonrpc.js';
+import { checkGetAccept, checkPostAccept, checkPostContentType } from './media-type.js';
+
+/** Runs the stage; on POST, leaves the parsed body on `request.tg.mcp`. */
+export function runMcpStage(request: FastifyRequest): void {
+  const headers = request.headers;
+  switch (request.method) {
+    case 'POST': {
+      checkPostContentType(headers);
+      checkPostAccept(headers);
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const parsed = parseJsonRpcBody(body);
+      const era = decideEra(parsed.messages, headers, parsed.batch);
+      const message = parsed.batch ? undefined : parsed.messages[0];
+      const mcp: McpContext = { messages: parsed.messages, batch: parsed.batch, era, message, body };
+      // Set before the header check so that its error answer carries the request's id.
+      request.tg.mcp = mcp;
+      if (era === 'modern' && message?.kind === 'request') validateModernHeaders(message, headers);
+      return;
+    }
+    case 'GET':
+      checkGetAccept(headers);
+      return;
+    case 'DELETE':
+      return;
+    default:
+      throw new GatewayError('TG_ERR_METHOD_NOT_ALLOWED', { headers: { allow: 'GET, POST, DELETE' } });
+  }
+}
+
+/** The 2025-era session a request names; 2026-07-28 requests have none (sessions are gone). */
+export function sessionIdOf(request: FastifyRequest): string | undefined {
+  if (request.tg.mcp?.era === 'modern') return undefined;
+  const value = request.headers['mcp-session-id'];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}

@@ -1,0 +1,27 @@
+/**
+ * pino options for the general log. Credentials are redacted by pino itself (fast-redact),
+ * both in request headers and anywhere an error object might carry them.
+ */
+import type { LoggerOptions } from 'pino';
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+];
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export function buildLoggerOptions(level: LogLevel): LoggerOptions {
+  return {
+    level,
+    base: { service: 'taskgate' },
+    timestamp: () => `,"time":"${new Date().toISOString()}"`,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The gateway's Prometheus metrics. Each gateway owns its registry (no prom-client global),
+ * so one test process can run many gateways. Labels are bounded: route paths and upstream
+ * names come from the policy, JSON-RPC methods are folded into a fixed set, status codes
+ * are finite; never a task id, session id or subject.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+const KNOWN_RPC_METHODS = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/update',
+]);
+
+/** Folds a client-chosen JSON-RPC method into a bounded label value. */
+export function rpcMethodLabel(method: string | undefined, kind: 'request' | 'notification' | 'response' | 'none'): string {
+  if (kind === 'none') return 'none';
+  if (kind === 'response') return 'response';
+  if (method === undefined) return 'other';
+  if (kind === 'notification') return method.startsWith('notifications/') ? 'notification' : 'other';
+  return KNOWN_RPC_METHODS.has(method) ? method : 'other';
+}
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'route' | 'method' | 'rpc_method' | 'status'>;
+  readonly httpDuration: Histogram<'route' | 'method' | 'rpc_method'>;
+  readonly upstreamHeadersDuration: Histogram<'upstream'>;
+  readonly upstreamErrors: Counter<'upstream' | 'kind'>;
+  readonly rejectedRequests: Counter<'reason'>;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'taskgate_' });
+  const registers = [registry];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'taskgate_http_requests_total',
+      help: 'Client requests by route, HTTP method, JSON-RPC method and HTTP status.',
+      labelNames: ['route', 'method', 'rpc_method', 'status'],
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: 'taskgate_http_request_duration_seconds',
+      help: 'Time from request arrival to the end of the response (streams included).',
+      labelNames: ['route', 'method', 'rpc_method'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    upstreamHeadersDuration: new Histogram({
+      name: 'taskgate_upstream_response_seconds',
+      help: 'Time from dispatch to upstream response headers.',
+      labelNames: ['upstream'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    upstreamErrors: new Counter({
+      name: 'taskgate_upstream_errors_total',
+      help: 'Upstream failures by upstream and kind (refused, timeout, reset, other).',
+      labelNames: ['upstream', 'kind'],
+      registers,
+    }),
+    rejectedRequests: new Counter({
+      name: 'taskgate_rejected_requests_total',
+      help: 'Requests the gateway answered itself with an error, by catalogue code.',
+      labelNames: ['reason'],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The `routing` stage (DESIGN.md §2, step 5): which instance of the route's upstream gets
+ * this request. A 2025-era session stays on the instance that answered its `initialize`;
+ * everything else is new work for the balancer. (Task requests join with task takeover.)
+ */
+import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { Instance } from './balancer.js';
+
+export interface SessionPolicy {
+  /** How long a session's stickiness outlives its last request. */
+  readonly idleTtlMs: number;
+}
+
+export async function selectInstanceFor(request: FastifyRequest, store: Store, policy: SessionPolicy): Promise<Instance> {
+  const { pool } = request.tg.route;
+  const sessionId = request.tg.sessionId;
+  if (sessionId !== undefined) {
+    const url = await store.touchSession(pool.upstream, sessionId, policy.idleTtlMs);
+    const recorded = url === undefined ? undefined : pool.findInstance(url);
+    if (recorded) return recorded;
+    // With one instance there is nowhere else the session can live: let the backend say
+    // whether it knows it. With several, a session the gateway never saw initialised
+    // cannot be placed, and the spec's answer is 404 (the client re-initialises).
+    if (pool.instances.length === 1) return pool.instances[0]!;
+    throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
+  }
+  const instance = pool.selectInstance(Date.now(), request.tg.refused);
+  if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE');
+  return instance;
+}
+
+/** Whether the failed connection to this request's instance may be retried on another. */
+export function canFailOver(request: FastifyRequest): boolean {
+  // A session (or, later, a task) lives on one instance; only new work may move.
+  return request.tg.sessionId === undefined;
+}
+
+/** Session bookkeeping once the upstream has answered. */
+export async function recordSessionOutcome(
+  request: FastifyRequest,
+  statusCode: number,
+  responseSessionId: string | undefined,
+  store: Store,
+  policy: SessionPolicy,
+): Promise<void> {
+  const { pool } = request.tg.route;
+  const instance = request.tg.instance;
+  const message = request.tg.mcp?.message;
+  const ok = statusCode >= 200 && statusCode < 300;
+  if (ok && instance && responseSessionId && message?.kind === 'request' && message.method === 'initialize') {
+    await store.setSessionInstance(pool.upstream, responseSessionId, instance.url, policy.idleTtlMs);
+    return;
+  }
+  const sessionId = request.tg.sessionId;
+  if (sessionId === undefined) return;
+  // DELETE ends the session; 404 means the backend has forgotten it (spec: re-initialise).
+  if ((request.method === 'DELETE' && ok) || statusCode === 404) {
+    await store.deleteSession(pool.upstream, sessionId);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The undici dispatcher behind each upstream: keep-alive pools per instance, the upstream's
+ * timeouts, and cancellation tied to the client's connection.
+ *
+ * @fastify/reply-from calls `dispatcher.request(opts, callback)` without an AbortSignal, so
+ * an upstream request would run on after its client left until the upstream answered. The
+ * gateway passes the signal of each client request through a symbol-keyed property on the
+ * request headers (reply-from copies headers with Object.assign, which keeps own symbol
+ * properties) and this Agent moves it to `opts.signal`, where undici's request API honours
+ * it. Symbol keys never reach the wire: undici serialises string keys only, and the property
+ * is removed before dispatch anyway.
+ */
+import { Agent } from 'undici';
+
+export const kClientSignal = Symbol('taskgate.clientSignal');
+
+export interface UpstreamTimeouts {
+  connectMs: number;
+  headersMs: number;
+  /** 0 disables the idle timer between body chunks (long SSE streams). */
+  bodyMs: number;
+}
+
+import type { Dispatcher } from 'undici';
+
+type RequestOptions = Dispatcher.RequestOptions;
+
+export class UpstreamAgent extends Agent {
+  constructor(timeouts: UpstreamTimeouts, connectionsPerInstance: number) {
+    super({
+      connections: connectionsPerInstance,
+      connect: { timeout: timeouts.connectMs },
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+    });
+  }
+
+  // The overload set of Dispatcher#request (promise and callback forms) cannot be restated
+  // in a subclass without widening it, so the override is typed loosely and narrowed inside.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override request(options: RequestOptions, callback?: any): any {
+    const headers = options.headers as Record<string | symbol, unknown> | undefined;
+    const signal = headers?.[kClientSignal] as AbortSignal | undefined;
+    if (headers && signal) {
+      delete headers[kClientSignal];
+      options = { ...options, signal };
+    }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return callback ? super.request(options, callback) : (super.request as any)(options);
+  }
+}

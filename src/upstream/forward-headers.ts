@@ -1,0 +1,36 @@
+/**
+ * Header rewriting on the way to the upstream and back. reply-from already drops
+ * `connection`, the headers it lists and `transfer-encoding`; the remaining hop-by-hop
+ * headers of RFC 9110 §7.6.1 are dropped here, and X-Forwarded-* describe the client.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import { kClientSignal } from './dispatcher.js';
+
+const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
+
+export interface ForwardOptions {
+  /** Whether X-Forwarded-* that arrived from the client are kept and extended. */
+  readonly trustProxy: boolean;
+}
+
+export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders, options: ForwardOptions): IncomingHttpHeaders {
+  for (const name of HOP_BY_HOP) delete headers[name];
+  const clientAddress = request.socket.remoteAddress ?? '';
+  const priorFor = options.trustProxy ? headers['x-forwarded-for'] : undefined;
+  headers['x-forwarded-for'] = priorFor ? `${String(priorFor)}, ${clientAddress}` : clientAddress;
+  headers['x-forwarded-proto'] = options.trustProxy ? (headers['x-forwarded-proto'] ?? request.protocol) : request.protocol;
+  headers['x-forwarded-host'] = options.trustProxy ? (headers['x-forwarded-host'] ?? request.headers.host) : request.headers.host;
+  if (!options.trustProxy) delete headers.forwarded;
+  headers['x-request-id'] = request.id;
+  // Carried to UpstreamAgent, which turns it into the undici request's AbortSignal.
+  (headers as Record<symbol, unknown>)[kClientSignal] = request.tg.abort.signal;
+  return headers;
+}
+
+export function buildClientResponseHeaders(headers: IncomingHttpHeaders, request: FastifyRequest | undefined): IncomingHttpHeaders {
+  for (const name of HOP_BY_HOP) delete headers[name];
+  delete headers.connection;
+  if (request) headers['x-request-id'] = request.id;
+  return headers;
+}

@@ -1,0 +1,183 @@
+/**
+ * One MCP route: the listener checks, the mcp and routing stages as a preHandler, and
+ * @fastify/http-proxy (reply-from over undici) as the `upstream` stage. Responses come back
+ * through `onResponse`, where event streams pass through the SSE tap.
+ */
+import { pipeline } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import httpProxy from '@fastify/http-proxy';
+import type { FastifyReplyFromHooks } from '@fastify/reply-from';
+import { GatewayError } from '../errors.js';
+import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { checkHostAndOrigin, type HostOriginPolicy } from '../listener/host-origin.js';
+import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
+import { isEventStream } from '../mcp/media-type.js';
+import { createSseTap } from '../mcp/sse-tap.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RouteContext } from '../request-context.js';
+import { canFailOver, recordSessionOutcome, selectInstanceFor, type SessionPolicy } from '../routing/route-stage.js';
+import type { Store } from '../store/store.js';
+import type { UpstreamAgent } from './dispatcher.js';
+import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
+
+export interface McpRouteOptions {
+  readonly route: RouteContext;
+  readonly agent: UpstreamAgent;
+  readonly store: Store;
+  readonly metrics: GatewayMetrics;
+  readonly hostOrigin: HostOriginPolicy;
+  readonly sessions: SessionPolicy;
+  readonly trustProxy: boolean;
+  readonly limits: { maxBodyBytes: number; maxSseEventBytes: number; requestTimeoutMs: number };
+}
+
+type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: string };
+
+export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
+  const { route, store, metrics } = options;
+
+  await app.register(async (scope) => {
+    // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
+    // same bytes (or a rewrite) are forwarded.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.limits.maxBodyBytes }, (_req, body, done) => {
+      done(null, body);
+    });
+
+    scope.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
+
+    scope.addHook('onRequest', async (request, reply) => {
+      request.tg = { route, abort: new AbortController() };
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) request.tg.abort.abort();
+      });
+      if (options.limits.requestTimeoutMs > 0) armRequestTimeout(request, reply, options.limits.requestTimeoutMs);
+      checkHostAndOrigin(options.hostOrigin, request.headers.host, headerValue(request.headers.origin));
+    });
+
+    const preHandler = async (request: FastifyRequest): Promise<void> => {
+      runMcpStage(request);
+      request.tg.sessionId = sessionIdOf(request);
+      request.tg.instance = await selectInstanceFor(request, store, options.sessions);
+    };
+
+    const forward = (request: FastifyRequest, reply: FastifyReply): void => {
+      const hooks: ReplyFromOptions = {
+        getUpstream: (req) => (req as FastifyRequest).tg.instance!.url,
+        rewriteRequestHeaders: (req, headers) => buildUpstreamRequestHeaders(req as FastifyRequest, headers, options),
+        rewriteHeaders: (headers, req) => buildClientResponseHeaders(headers, req as FastifyRequest | undefined),
+        onResponse: (req, rep, res) => {
+          void relayResponse(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse);
+        },
+        onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),
+      };
+      if (request.tg.mcp) {
+        hooks.body = request.tg.mcp.body;
+        hooks.contentType = request.headers['content-type'] ?? 'application/json';
+      }
+      request.tg.upstreamStartedAt = process.hrtime.bigint();
+      reply.from(route.upstreamPath, hooks);
+    };
+
+    const relayResponse = async (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse): Promise<void> => {
+      const tg = request.tg;
+      if (tg.upstreamStartedAt !== undefined) {
+        const seconds = Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9;
+        metrics.upstreamHeadersDuration.observe({ upstream: route.pool.upstream }, seconds);
+      }
+      if (tg.instance) route.pool.markHealthy(tg.instance);
+      try {
+        await recordSessionOutcome(request, res.statusCode, headerValue(res.headers['mcp-session-id']), store, options.sessions);
+      } catch (error) {
+        res.stream.destroy();
+        sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
+        return;
+      }
+      if (!isEventStream(headerValue(res.headers['content-type']))) {
+        reply.send(res.stream);
+        return;
+      }
+      // Intermediaries must not buffer MCP event streams (2026-07-28 transport: SHOULD).
+      reply.header('x-accel-buffering', 'no');
+      reply.removeHeader('content-length');
+      const tap = createSseTap({
+        maxEventBytes: options.limits.maxSseEventBytes,
+        onMessage: async () => undefined,
+      });
+      pipeline(res.stream, tap, (error) => {
+        if (error && !tg.abort.signal.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
+      });
+      reply.send(tap);
+    };
+
+    const handleUpstreamError = (request: FastifyRequest, reply: FastifyReply, error: Error): void => {
+      const tg = request.tg;
+      if (tg.abort.signal.aborted) return; // the client left; nobody to answer
+      const kind = classifyUpstreamError(error);
+      metrics.upstreamErrors.inc({ upstream: route.pool.upstream, kind });
+      if (kind === 'refused' && tg.instance) {
+        route.pool.markRefused(tg.instance);
+        request.log.warn({ instance: tg.instance.url, upstream: route.pool.upstream }, 'upstream instance refused the connection; cooling down');
+        if (canFailOver(request)) {
+          // Nothing reached the refusing instance, so the same bytes may go to another.
+          const refused = (tg.refused ??= new Set());
+          refused.add(tg.instance.url);
+          const next = route.pool.selectInstance(Date.now(), refused);
+          if (next && !refused.has(next.url)) {
+            tg.instance = next;
+            forward(request, reply);
+            return;
+          }
+        }
+      } else {
+        request.log.warn({ err: error, instance: tg.instance?.url, upstream: route.pool.upstream }, 'upstream request failed');
+      }
+      const code = kind === 'timeout' ? 'TG_ERR_UPSTREAM_TIMEOUT' : kind === 'refused' ? 'TG_ERR_UPSTREAM_UNAVAILABLE' : 'TG_ERR_BAD_GATEWAY';
+      sendGatewayError(request, reply, new GatewayError(code, { cause: error }));
+    };
+
+    await scope.register(httpProxy, {
+      upstream: '',
+      prefix: route.path,
+      routes: ['/'],
+      // Every method reaches the mcp stage so that the unsupported ones get a proper 405.
+      httpMethods: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+      proxyPayloads: false,
+      disableRequestLogging: true,
+      undici: options.agent as never,
+      preHandler,
+      replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance!.url },
+      handler: (request, reply) => forward(request as FastifyRequest, reply as FastifyReply),
+    });
+  });
+}
+
+interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
+}
+
+type UpstreamErrorKind = 'refused' | 'timeout' | 'reset' | 'other';
+
+function classifyUpstreamError(error: Error): UpstreamErrorKind {
+  const codes = [(error as { code?: string }).code, ((error as { cause?: { code?: string } }).cause)?.code];
+  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ENOTFOUND' || c === 'EHOSTUNREACH')) return 'refused';
+  if (codes.some((c) => c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'FST_REPLY_FROM_GATEWAY_TIMEOUT')) return 'timeout';
+  if (codes.some((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET')) return 'reset';
+  return 'other';
+}
+
+function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {
+  const timer = setTimeout(() => {
+    request.tg.abort.abort();
+    if (!reply.raw.headersSent) sendGatewayError(request, reply, new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { detail: 'request time limit reached' }));
+    else reply.raw.destroy();
+  }, ms);
+  timer.unref();
+  reply.raw.once('close', () => clearTimeout(timer));
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,102 @@
+/**
+ * Starts real peers for end-to-end tests: example MCP servers (the SDK's own server code)
+ * and a gateway in front of them, every listener on 127.0.0.1 port 0.
+ */
+import { createParser } from 'eventsource-parser';
+import pino from 'pino';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import { buildGateway, type Gateway } from '../../src/gateway.js';
+import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+
+export interface GatewayUnderTest {
+  gateway: Gateway;
+  /** The MCP endpoint through the gateway. */
+  url: string;
+  adminUrl: string;
+  close(): Promise<void>;
+}
+
+export type PolicyOverrides = Record<string, unknown>;
+
+/** A policy for `upstreamUrls` (full MCP endpoint URLs of one upstream), as the config parser builds it. */
+export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = {}): Config {
+  const first = new URL(upstreamUrls[0]!);
+  const policy = {
+    listen: { host: '127.0.0.1', port: 0 },
+    admin: { host: '127.0.0.1', port: 0 },
+    publicUrl: 'http://127.0.0.1',
+    upstreams: { tools: { instances: upstreamUrls.map((u) => new URL(u).origin), cooldown: '30s' } },
+    routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: first.pathname }],
+    logging: { level: process.env.TASKGATE_TEST_LOG ?? 'silent' },
+    ...overrides,
+  };
+  return parseConfig(JSON.stringify(policy), { env: {}, source: 'test-policy' });
+}
+
+export async function startGateway(config: Config): Promise<GatewayUnderTest> {
+  const logger = pino({ level: config.logging.level });
+  const gateway = await buildGateway(config, { logger });
+  const { url, adminUrl } = await gateway.listen();
+  return {
+    gateway,
+    url: `${url.replace('localhost', '127.0.0.1')}/mcp`,
+    adminUrl,
+    close: () => gateway.close(),
+  };
+}
+
+export interface Stack {
+  servers: ExampleServer[];
+  gw: GatewayUnderTest;
+  close(): Promise<void>;
+}
+
+/** `count` example servers behind one gateway route. */
+export async function startStack(
+  options: { count?: number; server?: Parameters<typeof startExampleServer>[0]; policy?: PolicyOverrides } = {},
+): Promise<Stack> {
+  const servers: ExampleServer[] = [];
+  for (let i = 0; i < (options.count ?? 1); i++) {
+    servers.push(await startExampleServer({ name: `backend-${i}`, ...options.server }));
+  }
+  const gw = await startGateway(testPolicy(servers.map((s) => s.url), options.policy));
+  return {
+    servers,
+    gw,
+    async close() {
+      await gw.close();
+      await Promise.all(servers.map((s) => s.close()));
+    },
+  };
+}
+
+/** The protocol headers a 2025-11-25 client sends on a POST. */
+export const LEGACY_POST_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+} as const;
+
+export function initializeBody(id: number | string = 1): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-test', version: '0' } },
+  });
+}
+
+/** Reads an SSE or JSON reply body into the JSON-RPC messages it carries. */
+export async function readMessages(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('application/json')) return [JSON.parse(text)];
+  const messages: unknown[] = [];
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.data.trim()) messages.push(JSON.parse(event.data));
+    },
+  });
+  parser.feed(text);
+  return messages;
+}

@@ -1,0 +1,229 @@
+/**
+ * Routing and forwarding: session stickiness across instances, fail-over from a refusing
+ * instance, header handling, relayed upstream errors, client disconnects, admin endpoints.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { request } from 'undici';
+import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { LEGACY_POST_HEADERS, initializeBody, readMessages, startGateway, startStack, testPolicy, type Stack } from './harness.js';
+
+async function initializeSession(url: string): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
+  assert.equal(res.status, 200);
+  const sessionId = res.headers.get('mcp-session-id');
+  assert.ok(sessionId, 'initialize answered without a session id');
+  await res.text();
+  const initialized = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sessionId },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  assert.equal(initialized.status, 202);
+  return sessionId;
+}
+
+function callEcho(url: string, sessionId: string, id: number, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sessionId, ...extraHeaders },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `hi ${id}` } } }),
+  });
+}
+
+describe('2025-era sessions stick to the instance that answered initialize', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ count: 2 });
+  });
+  after(() => stack.close());
+
+  it('spreads new sessions and keeps each on its instance', async () => {
+    const sessions: string[] = [];
+    for (let i = 0; i < 6; i++) sessions.push(await initializeSession(stack.gw.url));
+    for (const s of stack.servers) s.stats.reset();
+    for (const [i, sid] of sessions.entries()) {
+      for (let n = 0; n < 3; n++) {
+        const res = await callEcho(stack.gw.url, sid, 100 + i * 10 + n);
+        assert.equal(res.status, 200);
+        const [message] = (await readMessages(res)) as Array<{ result: { content: Array<{ text: string }> } }>;
+        assert.match(message!.result.content[0]!.text, /hi/);
+      }
+    }
+    const perInstance = stack.servers.map((s) => new Set(s.stats.requests.map((r) => r.sessionId)));
+    assert.ok(perInstance[0]!.size > 0 && perInstance[1]!.size > 0, 'round-robin did not use both instances');
+    for (const sid of sessions) {
+      const holders = perInstance.filter((set) => set.has(sid)).length;
+      assert.equal(holders, 1, `session ${sid} reached ${holders} instances`);
+    }
+  });
+
+  it('answers 404 for a session it never saw, without asking a backend', async () => {
+    for (const s of stack.servers) s.stats.reset();
+    const res = await callEcho(stack.gw.url, 'no-such-session', 1);
+    assert.equal(res.status, 404);
+    const body = (await res.json()) as { error: { code: number } };
+    assert.equal(body.error.code, -32600);
+    assert.equal(stack.servers.reduce((n, s) => n + s.stats.requests.length, 0), 0);
+  });
+
+  it('forgets a session after DELETE', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const del = await fetch(stack.gw.url, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
+    assert.equal(del.status, 200);
+    await del.text();
+    const res = await callEcho(stack.gw.url, sid, 2);
+    assert.equal(res.status, 404);
+    await res.text();
+  });
+});
+
+describe('forwarding', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ server: { enableJsonResponse: true } });
+  });
+  after(() => stack.close());
+
+  it('forwards MCP headers, sets X-Forwarded-*, strips hop-by-hop headers', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const backend = stack.servers[0]!;
+    backend.stats.reset();
+    const res = await callEcho(stack.gw.url, sid, 5, {
+      'mcp-param-region': 'eu',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'echo',
+      'x-forwarded-for': '6.6.6.6',
+      te: 'trailers',
+      'proxy-authorization': 'Basic c2VjcmV0',
+      'x-request-id': 'req-abc.1',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-request-id'), 'req-abc.1');
+    await res.text();
+    const seen = backend.stats.requests.at(-1)!;
+    assert.equal(seen.headers['mcp-param-region'], 'eu');
+    assert.equal(seen.headers['mcp-method'], 'tools/call');
+    assert.equal(seen.headers['mcp-name'], 'echo');
+    assert.equal(seen.headers['mcp-session-id'], sid);
+    assert.equal(seen.headers['mcp-protocol-version'], '2025-11-25');
+    assert.equal(seen.headers['x-forwarded-for'], '127.0.0.1', 'an untrusted client X-Forwarded-For must be replaced');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
+    assert.match(String(seen.headers['x-forwarded-host']), /^127\.0\.0\.1:\d+$/);
+    assert.equal(seen.headers['x-request-id'], 'req-abc.1');
+    assert.equal(seen.headers.te, undefined);
+    assert.equal(seen.headers['proxy-authorization'], undefined);
+  });
+
+  it('relays a JSON-RPC error body on a 4xx from the backend untouched', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const direct = await request(stack.servers[0]!.url, {
+      method: 'POST',
+      headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    const directBody = await direct.body.text();
+    const via = await request(stack.gw.url, {
+      method: 'POST',
+      headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    assert.equal(via.statusCode, direct.statusCode);
+    assert.ok(via.statusCode >= 400 && via.statusCode < 500);
+    assert.equal(await via.body.text(), directBody);
+  });
+});
+
+describe('instances and failures', () => {
+  it('skips an instance that refuses connections and counts it', async () => {
+    const live = await startExampleServer({ name: 'live' });
+    const closedPort = await freePort();
+    const dead = `http://127.0.0.1:${closedPort}${new URL(live.url).pathname}`;
+    const gw = await startGateway(testPolicy([dead, live.url]));
+    try {
+      for (let i = 0; i < 4; i++) await initializeSession(gw.url);
+      assert.equal(live.stats.requests.filter((r) => r.rpcMethod === 'initialize').length, 4);
+      const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();
+      assert.match(metrics, /taskgate_upstream_errors_total\{upstream="tools",kind="refused"\} 1\b/);
+    } finally {
+      await gw.close();
+      await live.close();
+    }
+  });
+
+  it('answers 503 when the only instance refuses', async () => {
+    const gw = await startGateway(testPolicy([`http://127.0.0.1:${await freePort()}/mcp`]));
+    try {
+      const res = await fetch(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
+      assert.equal(res.status, 503);
+      const body = (await res.json()) as { id: unknown; error: { code: number } };
+      assert.equal(body.id, 1);
+      assert.equal(body.error.code, -31005);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('cancels the upstream request when the client disconnects', async () => {
+    const backend: ExampleServer = await startExampleServer({ enableJsonResponse: true });
+    const gw = await startGateway(testPolicy([backend.url]));
+    try {
+      const sid = await initializeSession(gw.url);
+      const controller = new AbortController();
+      const pending = fetch(gw.url, {
+        method: 'POST',
+        headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 5 } } }),
+        signal: controller.signal,
+      });
+      await waitFor(() => backend.stats.requests.some((r) => r.rpcMethod === 'tools/call'));
+      const abortedBefore = backend.stats.aborted;
+      controller.abort();
+      await assert.rejects(pending);
+      await waitFor(() => backend.stats.aborted > abortedBefore);
+    } finally {
+      await gw.close();
+      await backend.close();
+    }
+  });
+});
+
+describe('admin listener', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(() => stack.close());
+
+  it('serves healthz, readyz and metrics on its own port only', async () => {
+    assert.equal((await fetch(`${stack.gw.adminUrl}/healthz`)).status, 200);
+    const ready = await fetch(`${stack.gw.adminUrl}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { listener: true, store: true });
+    await initializeSession(stack.gw.url);
+    const metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
+    assert.match(metrics, /taskgate_http_requests_total\{route="\/mcp",method="POST",rpc_method="initialize",status="200"\} 1\b/);
+    assert.match(metrics, /taskgate_http_request_duration_seconds_bucket/);
+    assert.match(metrics, /taskgate_process_cpu_user_seconds_total/);
+    const onProxy = await fetch(new URL('/metrics', stack.gw.url));
+    assert.equal(onProxy.status, 404);
+    await onProxy.text();
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
