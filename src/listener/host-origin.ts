@@ -9,14 +9,27 @@ export interface HostOriginPolicy {
   readonly hosts: ReadonlySet<string>;
   /** Lower-case origins accepted in an Origin header. */
   readonly origins: ReadonlySet<string>;
+  /** Whether any http(s) origin on a loopback name is accepted (a gateway published on loopback). */
+  readonly loopbackOrigins: boolean;
 }
 
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/**
+ * The default Host allow-list is the publicUrl's hostname. A gateway published on a loopback
+ * address (a sidecar, a laptop) is reached as localhost, 127.0.0.1 or [::1] interchangeably,
+ * so all three are accepted there, with any port, as the MCP SDK does for local servers; a
+ * rebinding attack needs a non-loopback name, which stays refused.
+ */
 export function buildHostOriginPolicy(publicUrl: string, allowedHosts: readonly string[], allowedOrigins: readonly string[]): HostOriginPolicy {
   const url = new URL(publicUrl);
-  const hosts = allowedHosts.length > 0 ? allowedHosts : [url.hostname];
+  const publicHost = stripBrackets(url.hostname.toLowerCase());
+  const loopback = LOOPBACK_NAMES.includes(publicHost);
+  const hosts = allowedHosts.length > 0 ? allowedHosts : loopback ? LOOPBACK_NAMES : [publicHost];
   return {
     hosts: new Set(hosts.map((h) => stripBrackets(h.toLowerCase()))),
     origins: new Set([url.origin.toLowerCase(), ...allowedOrigins.map((o) => o.toLowerCase().replace(/\/$/, ''))]),
+    loopbackOrigins: loopback && allowedOrigins.length === 0,
   };
 }
 
@@ -37,8 +50,17 @@ export function checkHostAndOrigin(policy: HostOriginPolicy, host: string | unde
   if (hostname === undefined || !policy.hosts.has(hostname)) {
     throw new GatewayError('TG_ERR_HOST_NOT_ALLOWED');
   }
-  if (origin !== undefined && !policy.origins.has(origin.toLowerCase())) {
+  if (origin !== undefined && !policy.origins.has(origin.toLowerCase()) && !(policy.loopbackOrigins && isLoopbackOrigin(origin))) {
     throw new GatewayError('TG_ERR_ORIGIN_NOT_ALLOWED');
+  }
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_NAMES.includes(stripBrackets(url.hostname));
+  } catch {
+    return false;
   }
 }
 

@@ -56,14 +56,16 @@ export const listenSchema = z
       .prefault([])
       .describe(
         'Hostnames (no port) accepted in the Host header, compared case-insensitively with the port ignored. ' +
-          'Empty means only the hostname of publicUrl. Guards against DNS rebinding.',
+          'Empty means only the hostname of publicUrl, or, when publicUrl is on loopback, any of localhost, ' +
+          '127.0.0.1 and ::1. Guards against DNS rebinding.',
       ),
     allowedOrigins: z
       .array(allowedOriginSchema)
       .prefault([])
       .describe(
         'Origins (scheme://host[:port]) accepted in an Origin header, in addition to the origin of publicUrl, ' +
-          'which is always allowed. Requests without an Origin header are allowed.',
+          'which is always allowed. Empty with a loopback publicUrl also allows any http(s) origin on a loopback ' +
+          'name. Requests without an Origin header are allowed.',
       ),
     trustProxy: z
       .union([

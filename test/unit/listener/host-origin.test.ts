@@ -1,0 +1,57 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { GatewayError } from '../../../src/errors.js';
+import { buildHostOriginPolicy, checkHostAndOrigin, hostnameOf } from '../../../src/listener/host-origin.js';
+
+function verdict(policy: ReturnType<typeof buildHostOriginPolicy>, host: string | undefined, origin?: string): string {
+  try {
+    checkHostAndOrigin(policy, host, origin);
+    return 'ok';
+  } catch (error) {
+    assert.ok(error instanceof GatewayError);
+    return error.code;
+  }
+}
+
+describe('Host and Origin checks', () => {
+  it('parses Host values, IPv6 literals and ports included, and refuses junk', () => {
+    assert.equal(hostnameOf('Example.COM:8443'), 'example.com');
+    assert.equal(hostnameOf('[::1]:9000'), '::1');
+    assert.equal(hostnameOf('a.example/path'), undefined);
+    assert.equal(hostnameOf('user@a.example'), undefined);
+    assert.equal(hostnameOf(''), undefined);
+  });
+
+  it('accepts only the publicUrl host by default, with any port', () => {
+    const policy = buildHostOriginPolicy('https://mcp.example.com', [], []);
+    assert.equal(verdict(policy, 'mcp.example.com'), 'ok');
+    assert.equal(verdict(policy, 'MCP.example.com:443'), 'ok');
+    assert.equal(verdict(policy, 'localhost:8080'), 'TG_ERR_HOST_NOT_ALLOWED');
+    assert.equal(verdict(policy, 'evil.example'), 'TG_ERR_HOST_NOT_ALLOWED');
+    assert.equal(verdict(policy, undefined), 'TG_ERR_HOST_NOT_ALLOWED');
+  });
+
+  it('checks Origin only when sent: the publicUrl origin and the configured ones', () => {
+    const policy = buildHostOriginPolicy('https://mcp.example.com', [], ['https://app.example.com/']);
+    assert.equal(verdict(policy, 'mcp.example.com'), 'ok');
+    assert.equal(verdict(policy, 'mcp.example.com', 'https://mcp.example.com'), 'ok');
+    assert.equal(verdict(policy, 'mcp.example.com', 'https://app.example.com'), 'ok');
+    assert.equal(verdict(policy, 'mcp.example.com', 'https://evil.example'), 'TG_ERR_ORIGIN_NOT_ALLOWED');
+    assert.equal(verdict(policy, 'mcp.example.com', 'http://localhost:3000'), 'TG_ERR_ORIGIN_NOT_ALLOWED');
+  });
+
+  it('accepts every loopback name and origin when published on loopback, but no other name', () => {
+    const policy = buildHostOriginPolicy('http://127.0.0.1:8080', [], []);
+    for (const host of ['127.0.0.1:1', 'localhost:8080', '[::1]:3']) assert.equal(verdict(policy, host), 'ok');
+    assert.equal(verdict(policy, 'localhost:8080', 'http://localhost:5173'), 'ok');
+    assert.equal(verdict(policy, 'evil.example'), 'TG_ERR_HOST_NOT_ALLOWED');
+    assert.equal(verdict(policy, 'localhost', 'http://evil.example'), 'TG_ERR_ORIGIN_NOT_ALLOWED');
+  });
+
+  it('lets an explicit allow-list replace the defaults', () => {
+    const policy = buildHostOriginPolicy('http://127.0.0.1', ['gw.internal'], ['https://ui.internal']);
+    assert.equal(verdict(policy, 'gw.internal'), 'ok');
+    assert.equal(verdict(policy, 'localhost'), 'TG_ERR_HOST_NOT_ALLOWED');
+    assert.equal(verdict(policy, 'gw.internal', 'http://localhost:1'), 'TG_ERR_ORIGIN_NOT_ALLOWED');
+  });
+});
