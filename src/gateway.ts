@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
@@ -53,7 +53,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   const app = Fastify({
     // pino's Logger is wider than fastify's logger type; the cast keeps FastifyInstance's default generics.
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true, // one line per request, written below
+    // One line per request, written by the onResponse hook below instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: config.listen.trustProxy,
     bodyLimit: config.limits.maxBodyBytes,
     return503OnClosing: true,

@@ -2,7 +2,7 @@
  * The admin listener: liveness, readiness and Prometheus metrics, on its own port so that
  * they are never exposed on the client-facing one.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -12,7 +12,7 @@ export interface ReadinessCheck {
 }
 
 export function buildAdminServer(options: { logger: Logger; registry: Registry; checks: ReadinessCheck[] }): FastifyInstance {
-  const admin = Fastify({ loggerInstance: options.logger.child({ listener: 'admin' }) as FastifyBaseLogger, disableRequestLogging: true });
+  const admin = Fastify({ loggerInstance: options.logger.child({ listener: 'admin' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
 
   admin.get('/healthz', async () => ({ status: 'ok' }));
 
