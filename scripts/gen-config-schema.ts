@@ -1,5 +1,6 @@
 /**
- * Writes config/taskgate.schema.json and docs/policy.md from the config schema.
+ * Writes the generated references: config/taskgate.schema.json and docs/policy.md from the
+ * config schema, docs/errors.md from the error catalogue.
  * Usage: npx tsx scripts/gen-config-schema.ts [--check]
  * With --check nothing is written; the exit code is 1 if a committed file is stale.
  */
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configJsonSchema } from '../src/config/json-schema.js';
 import { renderPolicyDoc } from '../src/config/policy-doc.js';
+import { renderErrorsDoc } from './render-errors-doc.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -22,6 +24,7 @@ export function generatedFiles(): GeneratedFile[] {
   return [
     { path: 'config/taskgate.schema.json', content: `${JSON.stringify(schema, null, 2)}\n` },
     { path: 'docs/policy.md', content: renderPolicyDoc(schema) },
+    { path: 'docs/errors.md', content: renderErrorsDoc() },
   ];
 }
 

@@ -56,6 +56,38 @@ export interface ErrorDescription {
   message: string;
 }
 
+/** When each error is answered, for operators (docs/errors.md is generated from this). */
+export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
+  TG_ERR_PARSE: 'The POST body is not valid JSON (an empty body included).',
+  TG_ERR_INVALID_REQUEST: 'The body is JSON but not a JSON-RPC 2.0 message (wrong `jsonrpc`, bad id, method not a string, …), or it carries prototype-pollution keys.',
+  TG_ERR_BATCH_NOT_ALLOWED: 'A JSON array body on a protocol revision that removed batches (2025-06-18 and later, and 2026-07-28).',
+  TG_ERR_BODY_TOO_LARGE: 'The request body is larger than `limits.maxBodyBytes`.',
+  TG_ERR_UNSUPPORTED_MEDIA_TYPE: 'A POST whose Content-Type is not application/json (utf-8).',
+  TG_ERR_NOT_ACCEPTABLE: 'A POST whose Accept does not list both application/json and text/event-stream explicitly, or a GET whose Accept lacks text/event-stream.',
+  TG_ERR_HEADER_MISMATCH: 'A 2026-07-28 request whose MCP-Protocol-Version, Mcp-Method or Mcp-Name header is missing, malformed, or differs from the body.',
+  TG_ERR_MISSING_CAPABILITY: 'A 2026-07-28 request needs a client capability it did not declare (the tasks extension).',
+  TG_ERR_METHOD_NOT_FOUND: 'A method this protocol revision does not have, answered by the gateway itself.',
+  TG_ERR_INVALID_PARAMS: 'Required params are missing or malformed (for example a 2026-07-28 request without its `_meta` protocol version).',
+  TG_ERR_TASK_NOT_FOUND: 'A task handle that is unknown, expired or owned by someone else: one identical answer for all three.',
+  TG_ERR_HOST_NOT_ALLOWED: 'The Host header names a host outside `listen.allowedHosts` (DNS-rebinding protection).',
+  TG_ERR_ORIGIN_NOT_ALLOWED: 'An Origin header outside `listen.allowedOrigins` and the publicUrl origin.',
+  TG_ERR_NO_ROUTE: 'No route in the policy matches the path.',
+  TG_ERR_METHOD_NOT_ALLOWED: 'An HTTP method other than GET, POST or DELETE on an MCP route.',
+  TG_ERR_SESSION_NOT_FOUND: 'A 2025-era Mcp-Session-Id the gateway never saw initialised on an upstream with several instances; the client must initialise again.',
+  TG_ERR_UNAUTHORIZED: 'No valid bearer token: missing, malformed, expired, wrong issuer or audience, bad signature. Carries WWW-Authenticate.',
+  TG_ERR_INSUFFICIENT_SCOPE: 'A valid token without the scopes the route requires. Carries WWW-Authenticate with `scope`.',
+  TG_ERR_AUTH_UNAVAILABLE: 'The signing keys of the token issuer could not be fetched yet; retried in the background.',
+  TG_ERR_POLL_TOO_EARLY: 'A task was polled sooner than its poll interval (poll mode `reject`). Carries Retry-After.',
+  TG_ERR_TOO_MANY_TASKS: 'The principal already holds the maximum number of live tasks.',
+  TG_ERR_RATE_LIMITED: 'A per-principal rate limit was exceeded. Carries Retry-After.',
+  TG_ERR_UPSTREAM_UNAVAILABLE: 'Every instance of the upstream refused the connection (or the one holding the session refused it).',
+  TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
+  TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
+  TG_ERR_STORE_UNAVAILABLE: 'The state store (sessions, tasks) did not answer; task operations fail closed.',
+  TG_ERR_SHUTTING_DOWN: 'The gateway is draining after SIGTERM.',
+  TG_ERR_INTERNAL: 'A defect in the gateway; details are in the log, never in the answer.',
+};
+
 /** One exhaustive switch: adding a code without describing it fails the typecheck. */
 export function describeError(code: ErrorCode): ErrorDescription {
   switch (code) {

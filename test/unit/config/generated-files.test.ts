@@ -14,7 +14,7 @@ describe('generated schema and docs', () => {
   it('are reported stale where the committed copy is missing', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'taskgate-gen-'));
     try {
-      assert.deepEqual(await findStaleFiles(empty), ['config/taskgate.schema.json', 'docs/policy.md']);
+      assert.deepEqual(await findStaleFiles(empty), ['config/taskgate.schema.json', 'docs/policy.md', 'docs/errors.md']);
     } finally {
       await rm(empty, { recursive: true, force: true });
     }
