@@ -35,6 +35,12 @@ export interface ConformanceRunOptions {
   scenarios?: string[];
   /** Wall-clock budget for the whole call; scenarios without a result by then are `fail`. */
   timeoutMs?: number;
+  /**
+   * `--spec-version` for the run (default: none per scenario, 2025-11-25 for the whole suite).
+   * Scenarios that span eras (`tools-list`, `dns-rebinding-protection`) pick their era from it;
+   * extension scenarios (`tasks-*`) are skipped whenever it is set, so leave it unset for them.
+   */
+  specVersion?: string;
 }
 
 const SUITE_PACKAGE: Record<ConformanceSuite, string> = { '0.1': 'conformance-0-1', '0.2': 'conformance-0-2' };
@@ -69,11 +75,13 @@ export async function runConformanceServerScenarios(
     if (suite === '0.2') base.push('--timeout', String(Math.min(SCENARIO_TIMEOUT_MS, opts.timeoutMs ?? SCENARIO_TIMEOUT_MS)));
     const skipped = new Set<string>();
     if (opts.scenarios === undefined) {
-      await runCli(suite, [...base, '--suite', 'all', '--spec-version', DEFAULT_SPEC_VERSION], deadline, skipped);
+      const specVersion = opts.specVersion ?? DEFAULT_SPEC_VERSION;
+      await runCli(suite, [...base, '--suite', 'all', '--spec-version', specVersion], deadline, skipped);
     } else {
+      const specArgs = opts.specVersion === undefined ? [] : ['--spec-version', opts.specVersion];
       for (const scenario of opts.scenarios) {
         if (Date.now() >= deadline) break;
-        await runCli(suite, [...base, '--scenario', scenario], deadline, skipped);
+        await runCli(suite, [...base, '--scenario', scenario, ...specArgs], deadline, skipped);
       }
     }
     const outcomes = await readOutcomes(outputDir, skipped);

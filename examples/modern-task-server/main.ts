@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// Runs the 2026-07-28 task server until SIGINT/SIGTERM.
+// Usage: tsx examples/modern-task-server/main.ts [--port N] [--host H] [--name NAME] [--poll-interval-ms N]
+import { parseArgs } from 'node:util';
+import { startModernTaskServer } from './server.js';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    name: { type: 'string' },
+    'poll-interval-ms': { type: 'string', default: '500' },
+  },
+});
+
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`invalid --port: ${values.port}`);
+  process.exit(2);
+}
+const pollIntervalMs = Number(values['poll-interval-ms']);
+if (!Number.isInteger(pollIntervalMs) || pollIntervalMs <= 0) {
+  console.error(`invalid --poll-interval-ms: ${values['poll-interval-ms']}`);
+  process.exit(2);
+}
+
+const server = await startModernTaskServer({ host: values.host, port, name: values.name, pollIntervalMs });
+console.log(server.url);
+
+const stop = (): void => {
+  server.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);
