@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'TG_ERR_METHOD_NOT_FOUND'
   | 'TG_ERR_INVALID_PARAMS'
   | 'TG_ERR_TASK_NOT_FOUND'
+  | 'TG_ERR_INVALID_CURSOR'
   | 'TG_ERR_HOST_NOT_ALLOWED'
   | 'TG_ERR_ORIGIN_NOT_ALLOWED'
   | 'TG_ERR_NO_ROUTE'
@@ -69,6 +70,7 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_METHOD_NOT_FOUND: 'A method this protocol revision does not have, answered by the gateway itself.',
   TG_ERR_INVALID_PARAMS: 'Required params are missing or malformed (for example a 2026-07-28 request without its `_meta` protocol version).',
   TG_ERR_TASK_NOT_FOUND: 'A task handle that is unknown, expired or owned by someone else: one identical answer for all three.',
+  TG_ERR_INVALID_CURSOR: 'A 2025-11-25 tasks/list cursor the gateway did not issue.',
   TG_ERR_HOST_NOT_ALLOWED: 'The Host header names a host outside `listen.allowedHosts` (DNS-rebinding protection).',
   TG_ERR_ORIGIN_NOT_ALLOWED: 'An Origin header outside `listen.allowedOrigins` and the publicUrl origin.',
   TG_ERR_NO_ROUTE: 'No route in the policy matches the path.',
@@ -115,6 +117,8 @@ export function describeError(code: ErrorCode): ErrorDescription {
       // One answer for unknown, expired and foreign tasks (DESIGN.md §3): nothing in it may
       // tell them apart, so the message names none of those reasons.
       return { httpStatus: 200, rpcCode: -32602, message: 'Failed to retrieve task: Task not found' };
+    case 'TG_ERR_INVALID_CURSOR':
+      return { httpStatus: 200, rpcCode: -32602, message: 'Invalid params: unknown cursor' };
     case 'TG_ERR_HOST_NOT_ALLOWED':
       return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Host header not allowed' };
     case 'TG_ERR_ORIGIN_NOT_ALLOWED':

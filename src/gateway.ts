@@ -8,6 +8,9 @@ import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { AuthStage } from './auth/auth-stage.js';
+import { registerResourceMetadataRoutes, type ProtectedResource } from './auth/resource-metadata.js';
+import { identityHeaderNames } from './auth/upstream-credentials.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { sendGatewayError, toGatewayError } from './listener/error-reply.js';
@@ -41,13 +44,14 @@ export interface Gateway {
 
 const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
 const MAX_SESSIONS = 100_000;
+const MAX_TASKS = 1_000_000;
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
-  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS });
+  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS, maxTasks: MAX_TASKS });
   let draining = false;
 
   const app = Fastify({
@@ -89,11 +93,20 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         era: request.tg?.mcp?.era,
         upstream: request.tg?.route.pool.upstream,
         instance: request.tg?.instance?.url,
+        // The hashed key, never the subject: the general log needs correlation, not identity.
+        principal: request.tg?.principalKey,
         aborted: request.tg?.abort.signal.aborted || undefined,
       },
       'request',
     );
   });
+
+  const auth = await AuthStage.create(config, { logger, metrics });
+  if (!auth) {
+    logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
+  }
+  // Stripped from every client request on every route, so no client can pose as a principal.
+  const strippedHeaders = identityHeaderNames(config.upstreams);
 
   const hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
   const agents = new Map<string, UpstreamAgent>();
@@ -108,13 +121,18 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       ),
     );
   }
+  const protectedResources: ProtectedResource[] = [];
   for (const route of config.routes) {
+    const routeAuth = auth?.forRoute(route);
+    if (routeAuth) protectedResources.push(routeAuth.protectedResource);
     await registerMcpRoute(app, {
       route: { path: route.path, upstreamPath: route.upstreamPath ?? route.path, pool: pools.get(route.upstream)! },
       agent: agents.get(route.upstream)!,
       store,
       metrics,
       hostOrigin,
+      auth: routeAuth,
+      credentials: { credentials: config.upstreams[route.upstream]!.credentials, strippedHeaders },
       sessions: { idleTtlMs: SESSION_IDLE_TTL_MS },
       trustProxy: config.listen.trustProxy !== false,
       limits: {
@@ -124,6 +142,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       },
     });
   }
+  // RFC 9728 metadata is served only when there is something to authorize against.
+  if (auth) registerResourceMetadataRoutes(app, protectedResources, auth.issuerIds);
 
   const admin = buildAdminServer({
     logger,
@@ -131,6 +151,9 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     checks: [
       { name: 'listener', check: async () => !draining && app.server.listening },
       { name: 'store', check: () => store.isReady() },
+      // Not ready until every remote key set has been fetched once: before that, every
+      // protected request would be answered 503.
+      ...(auth ? [{ name: 'auth', check: async () => auth.ready }] : []),
     ],
   });
 
@@ -160,6 +183,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         await admin.close();
         await Promise.all([...agents.values()].map((agent) => agent.close()));
         await store.close();
+        auth?.close();
       }
     },
   };

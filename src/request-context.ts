@@ -2,8 +2,10 @@
  * What the pipeline stages attach to a request as it passes through them (DESIGN.md §2):
  * each stage adds one typed thing and hands the request on.
  */
+import type { Principal } from './auth/principal.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
+import type { TaskRecord } from './tasks/task-record.js';
 
 export type Era = 'modern' | 'legacy';
 
@@ -26,9 +28,32 @@ export interface McpContext {
 
 export interface RequestContext {
   readonly route: RouteContext;
+  /** The verified caller; undefined when the policy runs without authentication (auth.mode none). */
+  principal?: Principal;
+  /** Opaque, stable key of the principal (auth.principalKey), what task ownership compares. */
+  principalKey?: string;
   mcp?: McpContext;
   /** The 2025-era session this request belongs to (Mcp-Session-Id), if any. */
   sessionId?: string;
+
+  // Set by the tasks stage.
+  /** The task this request operates on (tasks/*), after the owner check passed. */
+  task?: TaskRecord;
+  /** A task this request's answer created. */
+  createdTask?: TaskRecord;
+  /** The tool named by a tools/call. */
+  toolName?: string;
+  /** Whether a 2026-07-28 request declared the tasks extension. */
+  declaresTasks?: boolean;
+  /** How the tasks stage decided, for the audit trail and metrics. */
+  taskOutcome?: 'allowed' | 'not_found' | 'denied' | 'throttled';
+  pollOutcome?: 'forwarded' | 'cached' | 'rejected';
+  /** Headers sent upstream in place of the client's (a task's own session or id); null removes. */
+  upstreamHeaders?: Record<string, string | null>;
+  /** An HTTP status (and headers) replacing the upstream's on a JSON reply the gateway rewrote into an error. */
+  replyStatus?: number;
+  replyHeaders?: Record<string, string>;
+
   instance?: Instance;
   /** Instances that refused this request's connection (for fail-over of new work). */
   refused?: Set<string>;

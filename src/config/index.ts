@@ -2,6 +2,7 @@
 export { configSchema } from './schema.js';
 export type {
   AdminConfig,
+  AuthConfig,
   Config,
   ConfigInput,
   LimitsConfig,

@@ -10,7 +10,9 @@ interface JsonSchema {
   description?: string;
   default?: unknown;
   enum?: unknown[];
+  const?: unknown;
   anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
   items?: JsonSchema;
   properties?: Record<string, JsonSchema>;
   required?: string[];
@@ -42,7 +44,10 @@ line per problem.
   (\`["\${A}", "\${B}"]\`), because \`{\` is YAML syntax there. Values from the environment never
   appear in messages.
 - Relations between sections are checked too: every route names a defined upstream, route
-  paths are unique, and \`listen.port\` and \`admin.port\` differ unless one of them is 0.
+  paths are unique, \`listen.port\` and \`admin.port\` differ unless one of them is 0, and
+  route \`scopes\` and \`identity-headers\` credentials need \`auth.mode: jwt\`.
+- \`auth\` is required: \`mode: none\` runs without authentication, as a written choice. What
+  is verified and what reaches the backend is explained in [security.md](security.md).
 
 [\`config/taskgate.example.yaml\`](../config/taskgate.example.yaml) shows every key;
 [\`config/minimal.yaml\`](../config/minimal.yaml) is the smallest valid policy.
@@ -58,9 +63,24 @@ function code(text: string): string {
   return `\`${text}\``;
 }
 
+/**
+ * The forms of a discriminated union (zod renders those as `oneOf`), each named by its
+ * discriminator, such as `mode: jwt`.
+ */
+function variantsOf(schema: JsonSchema): { label: string; object: JsonSchema }[] | undefined {
+  if (!schema.oneOf?.every((variant) => variant.properties)) return undefined;
+  return schema.oneOf.map((object) => {
+    const tag = Object.entries(object.properties ?? {}).find(([, property]) => property.const !== undefined);
+    return { label: tag ? `${tag[0]}: ${String(tag[1].const)}` : 'variant', object };
+  });
+}
+
 function typeOf(schema: JsonSchema): string {
   // The unit schemas carry a title naming the kind of value; that is what a reader needs.
   if (schema.title) return schema.title;
+  if (schema.const !== undefined) return code(String(schema.const));
+  const variants = variantsOf(schema);
+  if (variants) return `object: ${variants.map((v) => code(v.label)).join(' or ')}`;
   if (schema.enum) return schema.enum.map((v) => code(String(v))).join(' | ');
   if (schema.anyOf) return schema.anyOf.map(typeOf).join(' or ');
   if (schema.type === 'array') {
@@ -114,10 +134,24 @@ function renderObject(path: string, object: JsonSchema, level: number): string[]
   out.push(renderTable(properties.map(([key, schema]) => ({ key, schema, required: required.has(key) }))));
   for (const [key, schema] of properties) {
     const nested = objectBehind(schema);
-    if (!nested) continue;
-    const nestedPath = `${path}.${key}${nested.suffix}`;
-    out.push(`${'#'.repeat(level)} ${code(nestedPath)}`);
-    out.push(...renderObject(nestedPath, nested.object, Math.min(level + 1, 6)));
+    if (nested) {
+      const nestedPath = `${path}.${key}${nested.suffix}`;
+      out.push(`${'#'.repeat(level)} ${code(nestedPath)}`);
+      out.push(...renderObject(nestedPath, nested.object, Math.min(level + 1, 6)));
+    } else {
+      out.push(...renderVariants(`${path}.${key}`, schema, level));
+    }
+  }
+  return out;
+}
+
+/** One heading and table per form of a union; nothing for any other schema. */
+function renderVariants(path: string, schema: JsonSchema, level: number): string[] {
+  const out: string[] = [];
+  for (const variant of variantsOf(schema) ?? []) {
+    out.push(`${'#'.repeat(level)} ${code(path)} with ${code(variant.label)}`);
+    if (variant.object.description) out.push(variant.object.description);
+    out.push(...renderObject(path, variant.object, Math.min(level + 1, 6)));
   }
   return out;
 }
@@ -129,6 +163,12 @@ export function renderPolicyDoc(jsonSchema: Record<string, unknown>): string {
   for (const [key, schema] of Object.entries(root.properties ?? {})) {
     blocks.push(`## ${code(key)}`);
     const nested = objectBehind(schema);
+    if (!nested && variantsOf(schema)) {
+      if (schema.description) blocks.push(schema.description);
+      blocks.push(`${required.has(key) ? 'Required. ' : ''}One of the forms below.`);
+      blocks.push(...renderVariants(key, schema, 3));
+      continue;
+    }
     if (!nested) {
       // A top-level scalar: its one table row already carries the description.
       blocks.push(renderTable([{ key, schema, required: required.has(key) }]));

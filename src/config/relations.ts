@@ -17,7 +17,11 @@ interface RelationFacts {
   /** Every upstream defined, valid or not: its own problems are reported elsewhere. */
   upstreamNames?: string[];
   /** By index; undefined where the route itself is invalid. */
-  routes?: ({ path: string; upstream: string } | undefined)[];
+  routes?: ({ path: string; upstream: string; scopes: string[] } | undefined)[];
+  /** auth.mode as written; only `none` matters here. */
+  authMode?: unknown;
+  /** Upstream name → credentials.type as written. */
+  credentialTypes: [string, unknown][];
   listenPort?: number;
   adminPort?: number;
   /** Whether admin.port is in the file, and so the place to point at. */
@@ -30,7 +34,7 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 
 function gatherFacts(input: unknown): RelationFacts {
   const root = asRecord(input);
-  if (!root) return { adminPortWritten: false };
+  if (!root) return { adminPortWritten: false, credentialTypes: [] };
   const upstreams = asRecord(root.upstreams);
   const routes = Array.isArray(root.routes) ? root.routes : undefined;
   // An absent section means defaults, whose ports the shape's own default supplies.
@@ -48,6 +52,8 @@ function gatherFacts(input: unknown): RelationFacts {
     listenPort: portIn(root.listen, listenSchema.shape.port),
     adminPort: portIn(root.admin, adminSchema.shape.port),
     adminPortWritten: asRecord(root.admin)?.port !== undefined,
+    authMode: asRecord(root.auth)?.mode,
+    credentialTypes: Object.entries(upstreams ?? {}).map(([name, upstream]) => [name, asRecord(asRecord(upstream)?.credentials)?.type]),
   };
 }
 
@@ -57,7 +63,7 @@ function gatherFacts(input: unknown): RelationFacts {
  */
 export function checkRelations(input: unknown): RelationIssue[] {
   const issues: RelationIssue[] = [];
-  const { upstreamNames, routes, listenPort, adminPort, adminPortWritten } = gatherFacts(input);
+  const { upstreamNames, routes, listenPort, adminPort, adminPortWritten, authMode, credentialTypes } = gatherFacts(input);
 
   if (routes && upstreamNames) {
     routes.forEach((route, index) => {
@@ -76,6 +82,19 @@ export function checkRelations(input: unknown): RelationIssue[] {
       if (first === undefined) firstIndexByPath.set(route.path, index);
       else issues.push({ path: ['routes', index, 'path'], message: `duplicate of routes[${first}].path` });
     });
+  }
+
+  // Without authentication there is no principal: scopes could never be checked and identity
+  // headers never filled, and silently skipping either would look like protection.
+  if (authMode === 'none') {
+    routes?.forEach((route, index) => {
+      if (route && route.scopes.length > 0) issues.push({ path: ['routes', index, 'scopes'], message: 'needs auth.mode jwt: without authentication there are no scopes to check' });
+    });
+    for (const [name, type] of credentialTypes) {
+      if (type === 'identity-headers') {
+        issues.push({ path: ['upstreams', name, 'credentials', 'type'], message: 'identity-headers needs auth.mode jwt: without authentication there is no identity to send' });
+      }
+    }
   }
 
   // Port 0 asks the OS for a free port, so two zeros never collide.

@@ -9,11 +9,13 @@
  */
 import { z } from 'zod';
 import { adminSchema } from './sections/admin.js';
+import { authSchema } from './sections/auth.js';
 import { limitsSchema } from './sections/limits.js';
 import { listenSchema } from './sections/listen.js';
 import { loggingSchema } from './sections/logging.js';
 import { publicUrlSchema } from './sections/public-url.js';
 import { routesSchema } from './sections/routes.js';
+import { tasksSchema } from './sections/tasks.js';
 import { upstreamsSchema } from './sections/upstreams.js';
 
 export const configSchema = z
@@ -21,8 +23,10 @@ export const configSchema = z
     listen: listenSchema.prefault({}),
     admin: adminSchema.prefault({}),
     publicUrl: publicUrlSchema,
+    auth: authSchema,
     upstreams: upstreamsSchema,
     routes: routesSchema,
+    tasks: tasksSchema.prefault({}),
     limits: limitsSchema.prefault({}),
     logging: loggingSchema.prefault({}),
   })
@@ -36,7 +40,9 @@ export type ConfigInput = z.input<typeof configSchema>;
 
 export type ListenConfig = Config['listen'];
 export type AdminConfig = Config['admin'];
+export type AuthConfig = Config['auth'];
 export type UpstreamConfig = Config['upstreams'][string];
 export type RouteConfig = Config['routes'][number];
 export type LimitsConfig = Config['limits'];
 export type LoggingConfig = Config['logging'];
+export type TasksPolicy = Config['tasks'];

@@ -45,6 +45,8 @@ export interface GatewayMetrics {
   readonly upstreamHeadersDuration: Histogram<'upstream'>;
   readonly upstreamErrors: Counter<'upstream' | 'kind'>;
   readonly rejectedRequests: Counter<'reason'>;
+  readonly jwtVerifications: Counter<'outcome'>;
+  readonly jwksRefreshes: Counter<'outcome'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -83,6 +85,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_rejected_requests_total',
       help: 'Requests the gateway answered itself with an error, by catalogue code.',
       labelNames: ['reason'],
+      registers,
+    }),
+    // Outcomes only: an issuer, subject or token as a label would be unbounded or a secret.
+    jwtVerifications: new Counter({
+      name: 'taskgate_jwt_verifications_total',
+      help: 'Bearer token checks by outcome: ok, cached, missing, malformed, expired, invalid, unavailable, insufficient_scope.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    jwksRefreshes: new Counter({
+      name: 'taskgate_jwks_refreshes_total',
+      help: 'Fetches of remote JSON Web Key Sets by outcome (ok, error).',
+      labelNames: ['outcome'],
       registers,
     }),
   };

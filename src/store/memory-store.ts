@@ -1,20 +1,33 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import type { Store } from './store.js';
+import type { CreateTaskOutcome, Store, TaskListPosition } from './store.js';
+import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
+import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
+import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
 
 export interface MemoryStoreOptions {
   maxSessions: number;
+  maxTasks: number;
+  /** Relayed server→client requests awaiting their answer. */
+  maxServerRequests?: number;
   sweepIntervalMs?: number;
 }
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   private readonly sessions: TtlMap<string>;
+  private readonly serverRequests: TtlMap<ServerRequestRoute>;
+  private readonly tasks: MemoryTaskTable;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(options: MemoryStoreOptions) {
     this.sessions = new TtlMap(options.maxSessions);
-    this.sweeper = setInterval(() => this.sessions.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.serverRequests = new TtlMap(options.maxServerRequests ?? 10_000);
+    this.tasks = new MemoryTaskTable(options.maxTasks);
+    this.sweeper = setInterval(() => {
+      this.sessions.sweep();
+      this.serverRequests.sweep();
+    }, options.sweepIntervalMs ?? 60_000);
     this.sweeper.unref();
   }
 
@@ -33,6 +46,52 @@ export class MemoryStore implements Store {
     this.sessions.delete(sessionKey(upstream, sessionId));
   }
 
+  async createTask(record: TaskRecord, maxLivePerOwner: number): Promise<CreateTaskOutcome> {
+    return this.tasks.create(record, maxLivePerOwner, Date.now());
+  }
+
+  async getTask(handle: string): Promise<TaskRecord | undefined> {
+    return this.tasks.get(handle, Date.now());
+  }
+
+  async updateTask(handle: string, patch: TaskPatch): Promise<void> {
+    this.tasks.update(handle, patch);
+  }
+
+  async deleteTask(handle: string): Promise<void> {
+    this.tasks.delete(handle);
+  }
+
+  async findTaskHandle(upstream: string, instance: string, upstreamTaskId: string): Promise<string | undefined> {
+    return this.tasks.findHandle(upstream, instance, upstreamTaskId);
+  }
+
+  async listTasks(owner: string, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
+    return this.tasks.list(owner, after, limit, Date.now());
+  }
+
+  async takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]> {
+    return this.tasks.takeExpired(now, limit);
+  }
+
+  async checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }> {
+    return this.tasks.checkPoll(handle, now, rules);
+  }
+
+  async savePollSnapshot(handle: string, snapshot: string): Promise<void> {
+    this.tasks.saveSnapshot(handle, snapshot);
+  }
+
+  async putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void> {
+    this.serverRequests.set(id, route, ttlMs);
+  }
+
+  async takeServerRequest(id: string): Promise<ServerRequestRoute | undefined> {
+    const route = this.serverRequests.get(id);
+    if (route) this.serverRequests.delete(id);
+    return route;
+  }
+
   async isReady(): Promise<boolean> {
     return true;
   }
@@ -40,6 +99,8 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.sessions.clear();
+    this.serverRequests.clear();
+    this.tasks.clear();
   }
 }
 

@@ -2,9 +2,11 @@
  * Header rewriting on the way to the upstream and back. reply-from already drops
  * `connection`, the headers it lists and `transfer-encoding`; the remaining hop-by-hop
  * headers of RFC 9110 §7.6.1 are dropped here, and X-Forwarded-* describe the client.
+ * The client's credentials never travel on (src/auth/upstream-credentials.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
+import { applyUpstreamCredentials, type CredentialsPolicy } from '../auth/upstream-credentials.js';
 import { kClientSignal } from './dispatcher.js';
 
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
@@ -12,10 +14,13 @@ const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'pro
 export interface ForwardOptions {
   /** Whether X-Forwarded-* that arrived from the client are kept and extended. */
   readonly trustProxy: boolean;
+  /** The client's Authorization and identity headers go; this upstream's credentials come. */
+  readonly credentials: CredentialsPolicy;
 }
 
 export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders, options: ForwardOptions): IncomingHttpHeaders {
   for (const name of HOP_BY_HOP) delete headers[name];
+  applyUpstreamCredentials(headers, options.credentials, request.tg.principal);
   const clientAddress = request.socket.remoteAddress ?? '';
   const priorFor = options.trustProxy ? headers['x-forwarded-for'] : undefined;
   headers['x-forwarded-for'] = priorFor ? `${String(priorFor)}, ${clientAddress}` : clientAddress;

@@ -1,12 +1,14 @@
 /**
- * One MCP route: the listener checks, the mcp and routing stages as a preHandler, and
- * @fastify/http-proxy (reply-from over undici) as the `upstream` stage. Responses come back
- * through `onResponse`, where event streams pass through the SSE tap.
+ * One MCP route: the listener checks and the auth stage on request, the mcp and routing
+ * stages as a preHandler, and @fastify/http-proxy (reply-from over undici) as the `upstream`
+ * stage. Responses come back through `onResponse`, where event streams pass through the SSE tap.
  */
 import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
+import type { RouteAuth } from '../auth/auth-stage.js';
+import type { CredentialsPolicy } from '../auth/upstream-credentials.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { checkHostAndOrigin, type HostOriginPolicy } from '../listener/host-origin.js';
@@ -26,6 +28,9 @@ export interface McpRouteOptions {
   readonly store: Store;
   readonly metrics: GatewayMetrics;
   readonly hostOrigin: HostOriginPolicy;
+  /** Undefined when the policy runs without authentication (auth.mode none). */
+  readonly auth: RouteAuth | undefined;
+  readonly credentials: CredentialsPolicy;
   readonly sessions: SessionPolicy;
   readonly trustProxy: boolean;
   readonly limits: { maxBodyBytes: number; maxSseEventBytes: number; requestTimeoutMs: number };
@@ -53,6 +58,9 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       });
       if (options.limits.requestTimeoutMs > 0) armRequestTimeout(request, reply, options.limits.requestTimeoutMs);
       checkHostAndOrigin(options.hostOrigin, request.headers.host, headerValue(request.headers.origin));
+      // Authentication comes before the body is even read: an unauthenticated client gets
+      // nothing parsed, buffered or forwarded (the mcp stage runs in the preHandler).
+      if (options.auth) await options.auth.authenticate(request);
     });
 
     const preHandler = async (request: FastifyRequest): Promise<void> => {

@@ -82,6 +82,7 @@ describe('taskgate --config', () => {
         'listen: { host: 127.0.0.1, port: 0 }',
         'admin: { host: 127.0.0.1, port: 0 }',
         'publicUrl: http://127.0.0.1',
+        'auth: { mode: none }',
         'upstreams:',
         `  tools: { instances: ["${new URL(backend.url).origin}"] }`,
         'routes:',

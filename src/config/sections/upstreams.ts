@@ -1,5 +1,6 @@
 /** `upstreams`: named groups of interchangeable MCP server instances and how to reach them. */
 import { z } from 'zod';
+import { TOKEN68 } from '../../auth/bearer-token.js';
 import { durationSchema } from '../units.js';
 
 /**
@@ -49,6 +50,85 @@ const timeoutsSchema = z
   })
   .describe('Upstream timeouts.');
 
+/**
+ * Header names the gateway must own on the way upstream: an identity header may not shadow
+ * one of them, or it would break the request or be overwritten.
+ */
+const RESERVED_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'host',
+  'connection',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'keep-alive',
+  'accept',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-request-id',
+  'last-event-id',
+]);
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
+
+const identityHeaderSchema = z
+  .string()
+  .transform((name) => name.toLowerCase())
+  .refine((name) => HEADER_NAME.test(name), { error: 'expected an HTTP header name' })
+  .refine((name) => !RESERVED_HEADERS.has(name) && !name.startsWith('mcp-'), {
+    error: 'this header is set by the gateway or the MCP transport; pick another name',
+  });
+
+const identityHeadersSchema = z
+  .strictObject({
+    subject: identityHeaderSchema.prefault('x-taskgate-subject').describe('Header carrying the subject.'),
+    issuer: identityHeaderSchema.prefault('x-taskgate-issuer').describe('Header carrying the issuer.'),
+    tenant: identityHeaderSchema.prefault('x-taskgate-tenant').describe('Header carrying the tenant, when the principal has one.'),
+    clientId: identityHeaderSchema.prefault('x-taskgate-client-id').describe('Header carrying the OAuth client id, when known.'),
+    scopes: identityHeaderSchema.prefault('x-taskgate-scopes').describe('Header carrying the granted scopes, space-delimited.'),
+  })
+  .superRefine((headers, ctx) => {
+    const seen = new Map<string, string>();
+    for (const [field, name] of Object.entries(headers)) {
+      const first = seen.get(name);
+      if (first === undefined) seen.set(name, field);
+      else ctx.addIssue({ code: 'custom', path: [field], message: `same header as ${first}` });
+    }
+  })
+  .describe('Names of the identity headers (values are percent-encoded when they are not plain printable ASCII).');
+
+const credentialsSchema = z
+  .discriminatedUnion('type', [
+    z
+      .strictObject({ type: z.literal('none').describe('Nothing is added.') })
+      .describe('No credentials: the upstream sits on a trusted network.'),
+    z
+      .strictObject({
+        type: z.literal('bearer').describe('A static bearer token of the gateway\'s own.'),
+        token: z
+          .string()
+          .regex(TOKEN68, { error: 'expected a bearer token (token68: letters, digits, "-._~+/", then "=" padding)' })
+          .describe('The token, normally "${NAME}" from the environment; never logged.'),
+      })
+      .describe('The gateway authenticates itself to the upstream with its own token, never the client\'s.'),
+    z
+      .strictObject({
+        type: z.literal('identity-headers').describe('The verified principal is passed in headers.'),
+        headers: identityHeadersSchema.prefault({}),
+      })
+      .describe('The verified principal travels in headers that clients can never set themselves. Needs auth.mode jwt.'),
+  ])
+  .prefault({ type: 'none' })
+  .describe(
+    'What the gateway sends to prove who is calling. The client\'s Authorization header is never forwarded, ' +
+      'and identity headers arriving from clients are always removed.',
+  );
+
 export const upstreamSchema = z
   .strictObject({
     instances: z
@@ -68,6 +148,7 @@ export const upstreamSchema = z
       .prefault('10s')
       .describe('How long an instance that refused a connection is skipped before it is tried again.'),
     connections: z.int().min(1).default(128).describe('Keep-alive connections kept per instance.'),
+    credentials: credentialsSchema,
   })
   .describe('An upstream: one MCP server, possibly run as several instances.');
 

@@ -35,8 +35,8 @@ describe('checkConfigCommand', () => {
     assert.equal(await checkConfigCommand(file, out), 1);
     assert.deepEqual(lines.log, []);
     assert.deepEqual(lines.error, [
-      `${file}:9:3 listen.hots: unknown key`,
-      `${file}:11:17 limits.drainTimeout: expected a duration such as 500ms, 30s, 5m or 1h (a whole number and a unit: ms, s, m, h, d)`,
+      `${file}:10:3 listen.hots: unknown key`,
+      `${file}:12:17 limits.drainTimeout: expected a duration such as 500ms, 30s, 5m or 1h (a whole number and a unit: ms, s, m, h, d)`,
     ]);
   });
 
@@ -45,7 +45,7 @@ describe('checkConfigCommand', () => {
     await writeFile(file, 'logging: { level: info }\n');
     const { lines, out } = capture();
     assert.equal(await checkConfigCommand(file, out), 1);
-    assert.deepEqual(lines.error, [`${file} publicUrl: required`, `${file} upstreams: required`, `${file} routes: required`]);
+    assert.deepEqual(lines.error, [`${file} publicUrl: required`, `${file} auth: required`, `${file} upstreams: required`, `${file} routes: required`]);
   });
 
   it('returns 1 for a file that cannot be read', async () => {

@@ -66,6 +66,7 @@ upstreams:
 routes:
   - path: /mcp
     upstream: tools
+auth: { mode: none }
 `);
     assert.deepEqual(issues, [
       { path: 'publicUrl', message: 'environment variable PUBLIC_URL is not set', line: 1, col: 12 },

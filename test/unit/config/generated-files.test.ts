@@ -27,7 +27,7 @@ describe('generated schema and docs', () => {
       properties: Record<string, { properties?: Record<string, Record<string, unknown>> }>;
     };
     assert.equal(schema.additionalProperties, false);
-    assert.deepEqual(schema.required, ['publicUrl', 'upstreams', 'routes']);
+    assert.deepEqual(schema.required, ['publicUrl', 'auth', 'upstreams', 'routes']);
     const limits = schema.properties.limits?.properties;
     assert.equal(limits?.drainTimeout?.default, '10s');
     assert.equal(limits?.drainTimeout?.type, 'string');
@@ -46,6 +46,7 @@ describe('generated schema and docs', () => {
       walk(schema.additionalProperties, `${path}.<name>`);
       walk(schema.items, `${path}[]`);
       for (const option of (schema.anyOf ?? []) as unknown[]) walk(option, path);
+      for (const option of (schema.oneOf ?? []) as unknown[]) walk(option, path);
     };
     walk(configJsonSchema(), '');
     assert.deepEqual(undescribed, []);
@@ -53,7 +54,7 @@ describe('generated schema and docs', () => {
 
   it('document every top-level key in docs/policy.md', () => {
     const doc = generatedFiles().find((f) => f.path === 'docs/policy.md')?.content ?? '';
-    for (const key of ['listen', 'admin', 'publicUrl', 'upstreams', 'routes', 'limits', 'logging']) {
+    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'limits', 'logging']) {
       assert.ok(doc.includes(`## \`${key}\``), key);
     }
     assert.ok(doc.includes('### `upstreams.<name>.timeouts`'));

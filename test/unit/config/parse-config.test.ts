@@ -17,15 +17,26 @@ describe('parseConfig', () => {
       listen: { host: '0.0.0.0', port: 8080, allowedHosts: [], allowedOrigins: [], trustProxy: false },
       admin: { host: '127.0.0.1', port: 9090 },
       publicUrl: 'https://mcp.example.com',
+      auth: { mode: 'none' },
       upstreams: {
         tools: {
           instances: ['http://127.0.0.1:3000'],
           timeouts: { connect: 5_000, headers: 30_000, body: 300_000 },
           cooldown: 10_000,
           connections: 128,
+          credentials: { type: 'none' },
         },
       },
-      routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: '/mcp' }],
+      routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: '/mcp', scopes: [] }],
+      tasks: {
+        ttl: { default: 600_000, max: 3_600_000 },
+        maxLivePerPrincipal: 100,
+        maxRecords: 1_000_000,
+        statusMessageMaxLength: 512,
+        poll: { mode: 'cached', tolerance: 50, floor: 0, default: 1000, abuseFactor: 20 },
+        listPageSize: 50,
+        tools: {},
+      },
       limits: {
         maxBodyBytes: 1_048_576,
         maxHeaderBytes: 16_384,
@@ -86,6 +97,7 @@ upstreams:
 routes:
   - path: /mcp
     upstream: tools
+auth: { mode: none }
 `);
     assert.deepEqual(issues, [{ path: 'upstreams.tools.timeouts.conect', message: 'unknown key', line: 7, col: 7 }]);
   });
@@ -131,6 +143,7 @@ limits:
   maxBodyBytes: 1MB
   maxBodyBytes: 2MiB
 logging: { level: verbose }
+auth: { mode: none }
 `,
         { env: {}, source: 'many.yaml' },
       );
@@ -170,7 +183,7 @@ logging: { level: verbose }
     const issues = issuesOf('listen: { port: 1 }\n');
     assert.deepEqual(
       issues.map((i) => `${i.path}: ${i.message}`),
-      ['publicUrl: required', 'upstreams: required', 'routes: required'],
+      ['publicUrl: required', 'auth: required', 'upstreams: required', 'routes: required'],
     );
   });
 
@@ -194,10 +207,12 @@ routes:
 limits:
   maxHeaderBytes: 0
   drainTimeout: 30
+auth: { mode: basic }
 `);
     const got = Object.fromEntries(issues.map((i) => [i.path, i.message]));
     assert.deepEqual(Object.keys(got).sort(), [
       'admin.port',
+      'auth.mode',
       'limits.drainTimeout',
       'limits.maxHeaderBytes',
       'listen.allowedHosts[0]',
@@ -250,7 +265,7 @@ describe('loadConfig', () => {
 
 describe('validateConfig', () => {
   it('validates a policy built in code, cross-field checks included', () => {
-    const input = { publicUrl: 'https://x.example', upstreams: { a: { instances: ['http://a:1'] } }, routes: [{ path: '/m', upstream: 'a' }] };
+    const input = { publicUrl: 'https://x.example', auth: { mode: 'none' }, upstreams: { a: { instances: ['http://a:1'] } }, routes: [{ path: '/m', upstream: 'a' }] };
     assert.equal(validateConfig(input).routes[0]?.upstreamPath, '/m');
     assert.throws(
       () => validateConfig({ ...input, routes: [{ path: '/m', upstream: 'b' }] }),
@@ -259,7 +274,7 @@ describe('validateConfig', () => {
   });
 
   it('leaves configSchema usable on its own, without the relation checks', () => {
-    const input = { publicUrl: 'https://x.example', upstreams: { a: { instances: ['http://a:1'] } }, routes: [{ path: '/m', upstream: 'b' }] };
+    const input = { publicUrl: 'https://x.example', auth: { mode: 'none' }, upstreams: { a: { instances: ['http://a:1'] } }, routes: [{ path: '/m', upstream: 'b' }] };
     assert.equal(configSchema.safeParse(input).success, true);
   });
 });

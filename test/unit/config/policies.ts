@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError, parseConfig, type ConfigIssue } from '../../../src/config/index.js';
 
 export const MINIMAL = `publicUrl: https://mcp.example.com
+auth: { mode: none }
 upstreams:
   tools:
     instances: [http://127.0.0.1:3000]

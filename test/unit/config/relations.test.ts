@@ -4,6 +4,7 @@ import { parseConfig } from '../../../src/config/index.js';
 import { issuesOf, MINIMAL } from './policies.js';
 
 const TWO_UPSTREAMS = `publicUrl: https://mcp.example.com
+auth: { mode: none }
 upstreams:
   tools: { instances: [http://10.0.0.5:3000] }
   search: { instances: [http://10.0.0.7:3000] }
@@ -17,8 +18,8 @@ describe('cross-field checks', () => {
   - { path: /c, upstream: Tools }
 `);
     assert.deepEqual(issues, [
-      { path: 'routes[1].upstream', message: 'names no defined upstream; defined upstreams: tools, search', line: 7, col: 27 },
-      { path: 'routes[2].upstream', message: 'names no defined upstream; defined upstreams: tools, search', line: 8, col: 27 },
+      { path: 'routes[1].upstream', message: 'names no defined upstream; defined upstreams: tools, search', line: 8, col: 27 },
+      { path: 'routes[2].upstream', message: 'names no defined upstream; defined upstreams: tools, search', line: 9, col: 27 },
     ]);
   });
 
@@ -29,6 +30,7 @@ upstreams:
 routes:
   - { path: no-slash, upstream: tools }
   - { path: /b, upstream: missing }
+auth: { mode: none }
 `);
     assert.deepEqual(
       issues.map((i) => i.path),
@@ -60,7 +62,7 @@ routes:
   });
 
   it('requires at least one upstream and one route', () => {
-    const issues = issuesOf('publicUrl: https://mcp.example.com\nupstreams: {}\nroutes: []\n');
+    const issues = issuesOf('publicUrl: https://mcp.example.com\nauth: { mode: none }\nupstreams: {}\nroutes: []\n');
     assert.deepEqual(
       issues.map((i) => `${i.path}: ${i.message}`),
       ['upstreams: at least one upstream is required', 'routes: Too small: expected array to have >=1 items'],
@@ -70,7 +72,7 @@ routes:
   it('requires listen.port and admin.port to differ unless one is 0', () => {
     const ports = (listen: number, admin: number) => `${MINIMAL}listen: { port: ${listen} }\nadmin: { port: ${admin} }\n`;
     assert.deepEqual(issuesOf(ports(9000, 9000)), [
-      { path: 'admin.port', message: 'must differ from listen.port (unless one of them is 0)', line: 9, col: 16 },
+      { path: 'admin.port', message: 'must differ from listen.port (unless one of them is 0)', line: 10, col: 16 },
     ]);
     assert.equal(parseConfig(ports(0, 0), { env: {} }).listen.port, 0);
     assert.equal(parseConfig(ports(0, 9090), { env: {} }).admin.port, 9090);
@@ -79,7 +81,7 @@ routes:
 
   it('points at listen.port when the clash is with the default admin port', () => {
     assert.deepEqual(issuesOf(`${MINIMAL}listen: { port: 9090 }\n`), [
-      { path: 'listen.port', message: 'must differ from admin.port (9090 by default) unless one of them is 0', line: 8, col: 17 },
+      { path: 'listen.port', message: 'must differ from admin.port (9090 by default) unless one of them is 0', line: 9, col: 17 },
     ]);
   });
 });

@@ -1,0 +1,169 @@
+/**
+ * The `auth` stage (DESIGN.md §2, step 2): bearer token → verified JWT → Principal, on every
+ * request of a protected route, before its body is read. Failures are answered here:
+ * 401 with a Bearer challenge (no token, or a bad one), 403 for missing scopes, 503 when the
+ * issuer's keys cannot be had. Built once per gateway; `forRoute` gives each route the one
+ * function it calls.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { ConfigError } from '../config/config-error.js';
+import type { JwtAuthConfig } from '../config/sections/auth.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { extractBearerToken } from './bearer-token.js';
+import { bearerChallenge } from './challenge.js';
+import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
+import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
+import { missingScopes, principalKeyOf } from './principal.js';
+import { describeResource, type ProtectedResource } from './resource-metadata.js';
+import { TokenCache, type VerifiedIdentity } from './token-cache.js';
+
+export type VerificationOutcome = 'ok' | 'cached' | 'missing' | 'malformed' | 'expired' | 'invalid' | 'unavailable' | 'insufficient_scope';
+
+export interface RouteAuth {
+  readonly protectedResource: ProtectedResource;
+  /** Sets request.tg.principal and principalKey, or throws the GatewayError to answer with. */
+  authenticate(request: FastifyRequest): Promise<void>;
+}
+
+export interface AuthStageDeps {
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+}
+
+export class AuthStage {
+  private readonly verifier: JwtVerifier;
+  private readonly cache: TokenCache;
+  private readonly policy: JwtAuthConfig;
+  private readonly publicUrl: string;
+  private readonly deps: AuthStageDeps;
+
+  private constructor(policy: JwtAuthConfig, publicUrl: string, verifier: JwtVerifier, deps: AuthStageDeps) {
+    this.policy = policy;
+    this.publicUrl = publicUrl;
+    this.verifier = verifier;
+    this.deps = deps;
+    this.cache = new TokenCache({ maxEntries: policy.tokenCache.maxEntries, maxTtlMs: policy.tokenCache.maxTtl });
+  }
+
+  /**
+   * Undefined for `mode: none`. Local key files are read here, so a missing one stops the
+   * start like any other policy problem; remote key sets start loading in the background.
+   */
+  static async create(config: Config, deps: AuthStageDeps): Promise<AuthStage | undefined> {
+    if (config.auth.mode === 'none') return undefined;
+    const issuers: TrustedIssuer[] = [];
+    try {
+      for (const [index, issuer] of config.auth.issuers.entries()) {
+        issuers.push({ config: issuer, keys: await openKeySet(issuer, index, deps) });
+      }
+    } catch (error) {
+      for (const issuer of issuers) issuer.keys.close();
+      throw error;
+    }
+    return new AuthStage(config.auth, config.publicUrl, new JwtVerifier(issuers), deps);
+  }
+
+  /** Every remote key set has been fetched once. */
+  get ready(): boolean {
+    return this.verifier.ready;
+  }
+
+  get issuerIds(): string[] {
+    return this.verifier.issuerIds;
+  }
+
+  forRoute(route: { path: string; scopes: readonly string[] }): RouteAuth {
+    const protectedResource = describeResource(this.publicUrl, route);
+    return {
+      protectedResource,
+      authenticate: (request) => this.authenticate(request, route.path, protectedResource),
+    };
+  }
+
+  close(): void {
+    this.verifier.close();
+    this.cache.clear();
+  }
+
+  private async authenticate(request: FastifyRequest, routePath: string, resource: ProtectedResource): Promise<void> {
+    const challenge = (outcome: VerificationOutcome, description?: string) => {
+      this.count(outcome);
+      const header = bearerChallenge({
+        resourceMetadata: resource.metadataUrl,
+        scopes: resource.scopes,
+        ...(description === undefined ? {} : { error: 'invalid_token' as const, description }),
+      });
+      return new GatewayError('TG_ERR_UNAUTHORIZED', { detail: description, headers: { 'www-authenticate': header } });
+    };
+
+    const extracted = extractBearerToken(request.raw.rawHeaders, request.url);
+    if (extracted.kind === 'none') throw challenge('missing');
+    if (extracted.kind === 'malformed') throw challenge('malformed', extracted.description);
+    const token = extracted.token;
+
+    let outcome: VerificationOutcome = 'cached';
+    let identity: VerifiedIdentity | undefined = this.cache.get(token, routePath);
+    if (!identity) {
+      try {
+        const verified = await this.verifier.verifyToken(token, resource.resource);
+        identity = { principal: verified.principal, principalKey: principalKeyOf(verified.principal, this.policy.principalKey) };
+        this.cache.set(token, routePath, identity, verified.exp);
+        outcome = 'ok';
+      } catch (error) {
+        if (error instanceof TokenRejectedError) {
+          // Not the cause itself: jose's claim errors carry the whole payload (subject, email…).
+          const code = (error.cause as { code?: unknown } | undefined)?.code;
+          request.log.debug({ outcome: error.outcome, reason: error.description, code }, 'bearer token refused');
+          throw challenge(error.outcome, error.description);
+        }
+        this.count('unavailable');
+        if (!(error instanceof KeysUnavailableError)) request.log.error({ err: error }, 'token verification failed unexpectedly');
+        throw new GatewayError('TG_ERR_AUTH_UNAVAILABLE', { cause: error });
+      }
+    }
+
+    const missing = missingScopes(identity.principal, resource.scopes);
+    if (missing.length > 0) {
+      this.count('insufficient_scope');
+      const header = bearerChallenge({
+        resourceMetadata: resource.metadataUrl,
+        error: 'insufficient_scope',
+        description: 'the token lacks a scope this resource requires',
+        scopes: resource.scopes,
+      });
+      throw new GatewayError('TG_ERR_INSUFFICIENT_SCOPE', { headers: { 'www-authenticate': header } });
+    }
+    this.count(outcome);
+    request.tg.principal = identity.principal;
+    request.tg.principalKey = identity.principalKey;
+  }
+
+  private count(outcome: VerificationOutcome): void {
+    this.deps.metrics.jwtVerifications.inc({ outcome });
+  }
+}
+
+async function openKeySet(issuer: JwtAuthConfig['issuers'][number], index: number, deps: AuthStageDeps): Promise<KeySet> {
+  if (issuer.jwksFile !== undefined) {
+    try {
+      return await loadLocalKeySet(issuer.jwksFile);
+    } catch (error) {
+      throw new ConfigError('policy', [{ path: `auth.issuers[${index}].jwksFile`, message: (error as Error).message }], { cause: error });
+    }
+  }
+  const log = deps.logger.child({ issuer: issuer.issuer });
+  return createRemoteKeySet(issuer.jwksUri!, {
+    cooldownMs: issuer.jwks.cooldown,
+    maxAgeMs: issuer.jwks.maxAge,
+    timeoutMs: issuer.jwks.timeout,
+    onRefresh: (outcome, error) => {
+      deps.metrics.jwksRefreshes.inc({ outcome });
+      // The cause names the host and the network error, never a key.
+      if (outcome === 'error') log.warn({ err: error }, 'could not fetch the issuer\'s key set; retrying in the background');
+      else log.debug('fetched the issuer\'s key set');
+    },
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * The verified identity behind a request, and the key that later stages (task ownership)
+ * compare. Built from a token's claims only after its signature and claims were checked.
+ */
+import { createHash } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import { SCOPE_TOKEN } from '../config/sections/routes.js';
+import type { IssuerConfig, JwtAuthConfig } from '../config/sections/auth.js';
+
+export interface Principal {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly tenant?: string;
+  readonly clientId?: string;
+  readonly scopes: readonly string[];
+}
+
+export type ClaimNames = IssuerConfig['claims'];
+export type PrincipalKeyPolicy = JwtAuthConfig['principalKey'];
+
+/** The principal a verified payload names, or undefined when it names no subject. */
+export function principalFromClaims(payload: JWTPayload, issuer: string, claims: ClaimNames): Principal | undefined {
+  const subject = payload[claims.subject];
+  if (typeof subject !== 'string' || subject === '') return undefined;
+  const tenant = claims.tenant === undefined ? undefined : identifierClaim(payload[claims.tenant]);
+  const clientId = identifierClaim(payload[claims.clientId]) ?? identifierClaim(payload.azp);
+  return {
+    issuer,
+    subject,
+    ...(tenant === undefined ? {} : { tenant }),
+    ...(clientId === undefined ? {} : { clientId }),
+    scopes: scopesClaim(payload[claims.scopes]),
+  };
+}
+
+/** Some issuers write tenant ids as numbers; both forms name the same tenant. */
+function identifierClaim(value: unknown): string | undefined {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/**
+ * `scope` is a space-delimited string (RFC 8693 / RFC 9068); `scp` and friends are arrays.
+ * Values that are not scope-tokens could never match a configured scope and could not be
+ * passed on in a header unambiguously, so they are dropped.
+ */
+function scopesClaim(value: unknown): string[] {
+  const items = typeof value === 'string' ? value.split(' ') : Array.isArray(value) ? value : [];
+  const scopes = items.filter((s): s is string => typeof s === 'string' && SCOPE_TOKEN.test(s));
+  return [...new Set(scopes)];
+}
+
+/**
+ * A stable, opaque key for ownership: the same person through the same issuer (and tenant,
+ * and client, as the policy says) gets the same key on every replica and across restarts.
+ * Hashing a JSON array keeps the parts unambiguous (no separator can be smuggled into a
+ * subject) and keeps raw identifiers out of places that only need equality.
+ */
+export function principalKeyOf(principal: Principal, policy: PrincipalKeyPolicy): string {
+  const parts = [
+    principal.issuer,
+    principal.subject,
+    policy.includeTenant ? (principal.tenant ?? null) : null,
+    policy.includeClientId ? (principal.clientId ?? null) : null,
+  ];
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+}
+
+/** Which of `required` the principal lacks (all are needed). */
+export function missingScopes(principal: Principal, required: readonly string[]): string[] {
+  return required.filter((scope) => !principal.scopes.includes(scope));
+}

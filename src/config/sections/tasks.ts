@@ -1,0 +1,80 @@
+/** `tasks`: what the gateway enforces on the tasks it takes over (DESIGN.md §3). */
+import { z } from 'zod';
+import { durationSchema } from '../units.js';
+
+const toolOverrideSchema = z
+  .strictObject({
+    maxTtl: durationSchema()
+      .optional()
+      .describe('Cap on this tool\'s task lifetime, below tasks.ttl.max; use a few minutes for sensitive results.'),
+    readOnce: z
+      .boolean()
+      .default(false)
+      .describe('Forget the handle right after the result is first delivered (tasks/result, or a completed tasks/get).'),
+  })
+  .describe('Overrides for the tasks of one tool.');
+
+const pollSchema = z
+  .strictObject({
+    mode: z
+      .enum(['cached', 'reject'])
+      .default('cached')
+      .describe(
+        'What an early tasks/get gets: cached = the last answer the gateway saw for that task, without ' +
+          'contacting the backend; reject = 429 with Retry-After and JSON-RPC error -31001.',
+      ),
+    tolerance: durationSchema().prefault('50ms').describe('A poll this much before the interval has passed still counts as on time.'),
+    floor: durationSchema()
+      .prefault('0s')
+      .describe('Smallest poll interval told to clients; a backend interval below it is raised to it.'),
+    default: durationSchema().prefault('1s').describe('Poll interval told to clients when the backend gives none.'),
+    abuseFactor: z
+      .int()
+      .min(1)
+      .default(20)
+      .describe('More early polls than this between two allowed ones is answered 429 in every mode.'),
+  })
+  .describe('Poll governance: hold every client to the task\'s own poll interval.');
+
+export const tasksSchema = z
+  .strictObject({
+    ttl: z
+      .strictObject({
+        default: durationSchema()
+          .prefault('10m')
+          .describe('Lifetime asked of the backend when a 2025-11-25 client requests none.'),
+        max: durationSchema()
+          .prefault('1h')
+          .describe(
+            'Longest task lifetime. Requested and advertised TTLs are capped to it (never unlimited), and every ' +
+              'answer carries the effective value; after it the handle is forgotten and a non-terminal task is ' +
+              'cancelled upstream.',
+          ),
+      })
+      .prefault({})
+      .describe('Task lifetimes.'),
+    maxLivePerPrincipal: z
+      .int()
+      .min(1)
+      .default(100)
+      .describe('Most tasks one principal may have that are not yet terminal; the next creation is refused with 429.'),
+    maxRecords: z
+      .int()
+      .min(1)
+      .default(1_000_000)
+      .describe('Most task records the memory store holds; creation beyond it is refused with 503.'),
+    statusMessageMaxLength: z
+      .int()
+      .min(0)
+      .default(512)
+      .describe('statusMessage is cut to this many characters and stripped of control characters (a model may read it).'),
+    poll: pollSchema.prefault({}),
+    listPageSize: z.int().min(1).max(1000).default(50).describe('Tasks per page of a 2025-11-25 tasks/list answer.'),
+    tools: z
+      .record(z.string().min(1).max(128), toolOverrideSchema)
+      .prefault({})
+      .describe('Per-tool overrides, keyed by tool name.'),
+  })
+  .describe('Task takeover: lifetimes, per-principal limits and per-tool retention.');
+
+export type TasksConfig = z.output<typeof tasksSchema>;

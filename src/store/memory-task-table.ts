@@ -1,0 +1,125 @@
+/**
+ * The memory store's task records: the primary map plus the two indexes the gateway reads by
+ * (backend id → handle, owner → handles). Bounded by `maxTasks`; expiry is checked on every
+ * read and swept by takeExpired, so an expired record is never served.
+ */
+import type { CreateTaskOutcome, TaskListPosition } from './store.js';
+import { decidePoll, type PollDecision, type PollRules, type PollState } from '../tasks/poll-governor.js';
+import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
+
+export class MemoryTaskTable {
+  private readonly records = new Map<string, TaskRecord>();
+  private readonly byUpstreamId = new Map<string, string>();
+  private readonly byOwner = new Map<string, Set<string>>();
+  private readonly polls = new Map<string, { state: PollState; snapshot?: string }>();
+  private readonly maxTasks: number;
+
+  constructor(maxTasks: number) {
+    this.maxTasks = maxTasks;
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  create(record: TaskRecord, maxLivePerOwner: number, now: number): CreateTaskOutcome {
+    const owned = this.byOwner.get(record.owner);
+    if (owned) {
+      let live = 0;
+      for (const handle of owned) {
+        const existing = this.get(handle, now);
+        if (existing && !isTerminalStatus(existing.status)) live++;
+      }
+      if (live >= maxLivePerOwner) return 'owner-limit';
+    }
+    if (this.records.size >= this.maxTasks) return 'full';
+    // A copy, so later changes by the caller never alter stored state behind the store's back.
+    this.records.set(record.handle, { ...record });
+    this.byUpstreamId.set(upstreamKey(record.upstream, record.instance, record.upstreamTaskId), record.handle);
+    const set = this.byOwner.get(record.owner) ?? new Set<string>();
+    set.add(record.handle);
+    this.byOwner.set(record.owner, set);
+    return 'created';
+  }
+
+  get(handle: string, now: number): TaskRecord | undefined {
+    const record = this.records.get(handle);
+    if (!record) return undefined;
+    if (record.expiresAt <= now) return undefined;
+    return { ...record };
+  }
+
+  update(handle: string, patch: TaskPatch): void {
+    const record = this.records.get(handle);
+    if (record) Object.assign(record, patch);
+  }
+
+  delete(handle: string): void {
+    const record = this.records.get(handle);
+    if (!record) return;
+    this.records.delete(handle);
+    this.polls.delete(handle);
+    this.byUpstreamId.delete(upstreamKey(record.upstream, record.instance, record.upstreamTaskId));
+    const owned = this.byOwner.get(record.owner);
+    owned?.delete(handle);
+    if (owned && owned.size === 0) this.byOwner.delete(record.owner);
+  }
+
+  checkPoll(handle: string, now: number, rules: PollRules): PollDecision & { snapshot?: string } {
+    const entry = this.polls.get(handle);
+    const decision = decidePoll(entry?.state, now, rules);
+    this.polls.set(handle, { state: decision.next, snapshot: entry?.snapshot });
+    return decision.verdict === 'forward' ? decision : { ...decision, snapshot: entry?.snapshot };
+  }
+
+  saveSnapshot(handle: string, snapshot: string): void {
+    if (!this.records.has(handle)) return;
+    const entry = this.polls.get(handle) ?? { state: { earlyCount: 0 } };
+    entry.snapshot = snapshot;
+    this.polls.set(handle, entry);
+  }
+
+  findHandle(upstream: string, instance: string, upstreamTaskId: string): string | undefined {
+    return this.byUpstreamId.get(upstreamKey(upstream, instance, upstreamTaskId));
+  }
+
+  list(owner: string, after: TaskListPosition | undefined, limit: number, now: number): TaskRecord[] {
+    const owned = this.byOwner.get(owner);
+    if (!owned) return [];
+    const live: TaskRecord[] = [];
+    for (const handle of owned) {
+      const record = this.get(handle, now);
+      if (record) live.push(record);
+    }
+    live.sort(newestFirst);
+    const start = after ? live.findIndex((r) => newestFirst(r, after) > 0) : 0;
+    return start < 0 ? [] : live.slice(start, start + limit);
+  }
+
+  takeExpired(now: number, limit: number): TaskRecord[] {
+    const expired: TaskRecord[] = [];
+    for (const record of this.records.values()) {
+      if (expired.length >= limit) break;
+      if (record.expiresAt <= now) expired.push({ ...record });
+    }
+    for (const record of expired) this.delete(record.handle);
+    return expired;
+  }
+
+  clear(): void {
+    this.records.clear();
+    this.byUpstreamId.clear();
+    this.byOwner.clear();
+    this.polls.clear();
+  }
+}
+
+function upstreamKey(upstream: string, instance: string, upstreamTaskId: string): string {
+  return `${upstream}\u0000${instance}\u0000${upstreamTaskId}`;
+}
+
+/** Newest first; the handle breaks ties so the order (and so the cursor) is total. */
+function newestFirst(a: TaskListPosition, b: TaskListPosition): number {
+  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  return a.handle < b.handle ? -1 : a.handle > b.handle ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+/**
+ * Poll governance (DESIGN.md §3): a tasks/get sooner than the interval the gateway last told
+ * the client is early. The clock runs from the last poll that was forwarded, not from the
+ * last poll of any kind: otherwise a client polling slightly too fast would reset the clock
+ * every time and never be forwarded again.
+ *
+ * decidePoll is pure so that both stores apply the same rule; the Redis store runs the same
+ * steps in one Lua script, atomically across replicas.
+ */
+
+export interface PollState {
+  /** Epoch ms of the last poll that reached the backend; undefined before the first. */
+  lastForwardedAt?: number;
+  /** Early polls since then. */
+  earlyCount: number;
+}
+
+export interface PollRules {
+  intervalMs: number;
+  toleranceMs: number;
+  /** More early polls than this within one interval is abuse, answered 429 in every mode. */
+  abuseFactor: number;
+}
+
+export type PollVerdict = 'forward' | 'early' | 'abusive';
+
+export interface PollDecision {
+  verdict: PollVerdict;
+  next: PollState;
+  /** Until the next poll would be forwarded (0 when forwarded now). */
+  retryAfterMs: number;
+}
+
+export function decidePoll(state: PollState | undefined, now: number, rules: PollRules): PollDecision {
+  const last = state?.lastForwardedAt;
+  const allowedAt = last === undefined ? now : last + rules.intervalMs - rules.toleranceMs;
+  if (now >= allowedAt) {
+    return { verdict: 'forward', next: { lastForwardedAt: now, earlyCount: 0 }, retryAfterMs: 0 };
+  }
+  const earlyCount = (state?.earlyCount ?? 0) + 1;
+  return {
+    verdict: earlyCount > rules.abuseFactor ? 'abusive' : 'early',
+    next: { lastForwardedAt: last, earlyCount },
+    retryAfterMs: allowedAt - now,
+  };
+}
+
+/** The interval the client is told and held to: the backend's, raised to the floor. */
+export function enforcedInterval(backendMs: number | undefined, floorMs: number, defaultMs: number): number {
+  return Math.max(backendMs ?? defaultMs, floorMs);
+}

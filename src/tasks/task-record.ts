@@ -1,0 +1,62 @@
+/**
+ * What the gateway remembers about a task it took over (DESIGN.md §3). The client only ever
+ * sees `handle`; the backend only ever sees `upstreamTaskId`.
+ */
+import type { Era } from '../request-context.js';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+const STATUSES: ReadonlySet<string> = new Set(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+export function isTaskStatus(value: unknown): value is TaskStatus {
+  return typeof value === 'string' && STATUSES.has(value);
+}
+
+export function isTerminalStatus(status: TaskStatus): boolean {
+  return TERMINAL.has(status);
+}
+
+export interface TaskRecord {
+  readonly handle: string;
+  /** The principal key of the creator; every task operation is checked against it. */
+  readonly owner: string;
+  readonly upstream: string;
+  /** Origin of the instance that holds the task. */
+  readonly instance: string;
+  /** The path the task was created on, for calls the gateway makes itself (expiry cancels). */
+  readonly upstreamPath: string;
+  readonly upstreamTaskId: string;
+  readonly era: Era;
+  readonly tool: string;
+  /** 2025 backends scope tasks to the session that created them (SDK 1.x). */
+  readonly upstreamSession?: string;
+  /** The protocol version the creating request used, for calls the gateway makes itself. */
+  readonly protocolVersion?: string;
+  /** Epoch ms, gateway clock. */
+  readonly createdAt: number;
+  /** The backend's own ISO timestamps, relayed in tasks/list. */
+  readonly createdAtIso: string;
+  lastUpdatedAtIso: string;
+  /** The TTL advertised to the client (capped by policy; never unlimited). */
+  ttlMs: number;
+  /** createdAt + ttlMs: from then on the handle is forgotten. */
+  expiresAt: number;
+  /** The poll interval last told the client (after policy floors). */
+  pollIntervalMs: number;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** Read-once tools: the handle is forgotten once the result has been delivered. */
+  readonly readOnce: boolean;
+}
+
+export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage'>>;
+
+/** A server→client request relayed under a gateway-chosen id, and where its answer goes. */
+export interface ServerRequestRoute {
+  readonly upstream: string;
+  readonly instance: string;
+  readonly upstreamSession?: string;
+  /** The id the backend used. */
+  readonly upstreamId: string | number;
+}

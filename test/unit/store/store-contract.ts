@@ -1,0 +1,149 @@
+/**
+ * The behaviour every Store must have. Each implementation's test file calls
+ * defineStoreContract with a factory; the memory and Redis stores pass the same tests.
+ */
+import { after, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Store } from '../../../src/store/store.js';
+import { mintHandle } from '../../../src/tasks/handle.js';
+import type { TaskRecord } from '../../../src/tasks/task-record.js';
+
+export interface StoreFactory {
+  /** A store holding nothing; called before every test. */
+  create(): Promise<Store>;
+}
+
+export function taskRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
+  const now = Date.now();
+  return {
+    handle: mintHandle(),
+    owner: 'owner-a',
+    upstream: 'tools',
+    instance: 'http://127.0.0.1:3000',
+    upstreamPath: '/mcp',
+    upstreamTaskId: `up-${Math.random().toString(36).slice(2)}`,
+    era: 'legacy',
+    tool: 'slow_scan',
+    upstreamSession: 'session-1',
+    protocolVersion: '2025-11-25',
+    createdAt: now,
+    createdAtIso: new Date(now).toISOString(),
+    lastUpdatedAtIso: new Date(now).toISOString(),
+    ttlMs: 60_000,
+    expiresAt: now + 60_000,
+    pollIntervalMs: 1000,
+    status: 'working',
+    readOnce: false,
+    ...overrides,
+  };
+}
+
+export function defineStoreContract(name: string, factory: StoreFactory): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store | undefined;
+    beforeEach(async () => {
+      await store?.close();
+      store = await factory.create();
+    });
+    after(() => store?.close());
+
+    it('keeps session stickiness, refreshes it on touch, and forgets it on delete', async () => {
+      await store!.setSessionInstance('tools', 's1', 'http://a', 60_000);
+      assert.equal(await store!.touchSession('tools', 's1', 60_000), 'http://a');
+      assert.equal(await store!.touchSession('other', 's1', 60_000), undefined, 'sessions are per upstream');
+      await store!.deleteSession('tools', 's1');
+      assert.equal(await store!.touchSession('tools', 's1', 60_000), undefined);
+    });
+
+    it('forgets a session after its idle lifetime', async () => {
+      await store!.setSessionInstance('tools', 's2', 'http://a', 50);
+      await new Promise((r) => setTimeout(r, 80));
+      assert.equal(await store!.touchSession('tools', 's2', 50), undefined);
+    });
+
+    it('creates a task readable at once, by handle and by backend id', async () => {
+      const record = taskRecord();
+      assert.equal(await store!.createTask(record, 10), 'created');
+      assert.deepEqual(await store!.getTask(record.handle), record);
+      assert.equal(await store!.findTaskHandle(record.upstream, record.instance, record.upstreamTaskId), record.handle);
+      assert.equal(await store!.findTaskHandle(record.upstream, 'http://other', record.upstreamTaskId), undefined);
+    });
+
+    it('refuses a creation past the owner limit, counting only tasks that are not terminal', async () => {
+      const first = taskRecord();
+      const second = taskRecord();
+      assert.equal(await store!.createTask(first, 2), 'created');
+      assert.equal(await store!.createTask(second, 2), 'created');
+      assert.equal(await store!.createTask(taskRecord(), 2), 'owner-limit');
+      assert.equal(await store!.createTask(taskRecord({ owner: 'owner-b' }), 2), 'created', 'limits are per owner');
+      await store!.updateTask(first.handle, { status: 'completed' });
+      assert.equal(await store!.createTask(taskRecord(), 2), 'created');
+    });
+
+    it('updates and deletes a task, and its backend id index with it', async () => {
+      const record = taskRecord();
+      await store!.createTask(record, 10);
+      await store!.updateTask(record.handle, { status: 'input_required', statusMessage: 'name?', pollIntervalMs: 2000 });
+      const updated = await store!.getTask(record.handle);
+      assert.equal(updated?.status, 'input_required');
+      assert.equal(updated?.statusMessage, 'name?');
+      assert.equal(updated?.pollIntervalMs, 2000);
+      await store!.deleteTask(record.handle);
+      assert.equal(await store!.getTask(record.handle), undefined);
+      assert.equal(await store!.findTaskHandle(record.upstream, record.instance, record.upstreamTaskId), undefined);
+    });
+
+    it('never serves an expired task, and hands expired tasks to the sweeper once', async () => {
+      const now = Date.now();
+      const expired = taskRecord({ expiresAt: now - 1 });
+      const live = taskRecord();
+      await store!.createTask(expired, 10);
+      await store!.createTask(live, 10);
+      assert.equal(await store!.getTask(expired.handle), undefined);
+      const taken = await store!.takeExpiredTasks(now, 10);
+      assert.deepEqual(taken.map((r) => r.handle), [expired.handle]);
+      assert.deepEqual(await store!.takeExpiredTasks(now, 10), []);
+      assert.ok(await store!.getTask(live.handle));
+    });
+
+    it('lists only the owner\'s tasks, newest first, in pages', async () => {
+      const base = Date.now();
+      const mine = [0, 1, 2, 3, 4].map((i) => taskRecord({ createdAt: base + i }));
+      for (const r of mine) await store!.createTask(r, 100);
+      await store!.createTask(taskRecord({ owner: 'owner-b', createdAt: base + 10 }), 100);
+      const first = await store!.listTasks('owner-a', undefined, 2);
+      assert.deepEqual(first.map((r) => r.handle), [mine[4]!.handle, mine[3]!.handle]);
+      const last = first.at(-1)!;
+      const second = await store!.listTasks('owner-a', { createdAt: last.createdAt, handle: last.handle }, 10);
+      assert.deepEqual(second.map((r) => r.handle), [mine[2]!.handle, mine[1]!.handle, mine[0]!.handle]);
+      assert.deepEqual(await store!.listTasks('nobody', undefined, 10), []);
+    });
+
+    it('governs polls atomically: first forwarded, early ones counted, snapshot served', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 2 };
+      const now = Date.now();
+      assert.equal((await store!.checkPoll(record.handle, now, rules)).verdict, 'forward');
+      await store!.savePollSnapshot(record.handle, '{"status":"working"}');
+      const early = await store!.checkPoll(record.handle, now + 1000, rules);
+      assert.equal(early.verdict, 'early');
+      assert.equal(early.retryAfterMs, 9000);
+      assert.equal(early.snapshot, '{"status":"working"}');
+      assert.equal((await store!.checkPoll(record.handle, now + 2000, rules)).verdict, 'early');
+      assert.equal((await store!.checkPoll(record.handle, now + 3000, rules)).verdict, 'abusive');
+      assert.equal((await store!.checkPoll(record.handle, now + 10_000, rules)).verdict, 'forward');
+    });
+
+    it('routes a relayed server request once', async () => {
+      const route = { upstream: 'tools', instance: 'http://a', upstreamSession: 's', upstreamId: 0 };
+      await store!.putServerRequest('tg-x', route, 60_000);
+      assert.deepEqual(await store!.takeServerRequest('tg-x'), route);
+      assert.equal(await store!.takeServerRequest('tg-x'), undefined);
+    });
+
+    it('is ready', async () => {
+      assert.equal(await store!.isReady(), true);
+    });
+  });
+}
