@@ -1,0 +1,115 @@
+/**
+ * A backend created a task: mint a handle, store the record, and only once the store has
+ * accepted it let the creation result go on, with the handle in place of the backend's id.
+ * A creation the gateway refuses (limits, a 2026 client that did not declare the extension)
+ * is cancelled upstream and answered with an error instead.
+ */
+import type { FastifyRequest } from 'fastify';
+import { GatewayError, renderErrorBody } from '../errors.js';
+import { TASKS_EXTENSION } from '../mcp/era.js';
+import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
+import { mintHandle } from './handle.js';
+import { enforcedInterval } from './poll-governor.js';
+import type { TaskDeps } from './task-context.js';
+import { ownerOf } from './task-requests.js';
+import type { TaskRecord } from './task-record.js';
+import { presentTask, readTask, type JsonObject } from './task-shapes.js';
+
+export async function registerCreatedTask(
+  deps: TaskDeps,
+  request: FastifyRequest,
+  response: JsonRpcResponse,
+  taskObject: JsonObject,
+  tool: string,
+): Promise<McpMessage> {
+  const tg = request.tg;
+  const era = tg.mcp!.era;
+  const fields = readTask(taskObject, era);
+  const instance = tg.instance!;
+  if (!fields) {
+    // A creation result the gateway cannot read would leak the backend's id if relayed.
+    return errorAnswer(request, response, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'malformed task creation result' }));
+  }
+  const now = Date.now();
+  const override = deps.policy.tools[tool];
+  const cap = Math.min(override?.maxTtl ?? Infinity, deps.policy.ttl.max);
+  const ttlMs = fields.ttlMs === null || fields.ttlMs === undefined ? cap : Math.min(fields.ttlMs, cap);
+  const poll = deps.policy.poll;
+  const record: TaskRecord = {
+    handle: mintHandle(),
+    owner: ownerOf(request),
+    upstream: tg.route.pool.upstream,
+    instance: instance.url,
+    upstreamPath: tg.route.upstreamPath,
+    upstreamTaskId: fields.taskId,
+    era,
+    tool,
+    upstreamSession: era === 'legacy' ? upstreamSessionOf(request) : undefined,
+    protocolVersion: protocolVersionOf(request),
+    createdAt: now,
+    createdAtIso: fields.createdAt ?? new Date(now).toISOString(),
+    lastUpdatedAtIso: fields.lastUpdatedAt ?? fields.createdAt ?? new Date(now).toISOString(),
+    ttlMs,
+    expiresAt: now + ttlMs,
+    pollIntervalMs: enforcedInterval(fields.pollIntervalMs, poll.floor, poll.default),
+    status: fields.status,
+    statusMessage: fields.statusMessage,
+    readOnce: override?.readOnce ?? false,
+  };
+
+  if (era === 'modern' && !tg.declaresTasks) {
+    // The backend broke a MUST: a task for a request that did not declare the extension.
+    cancelRefused(deps, request, record, 'undeclared');
+    return errorAnswer(
+      request,
+      response,
+      new GatewayError('TG_ERR_MISSING_CAPABILITY', { data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } }),
+    );
+  }
+
+  const outcome = await deps.store.createTask(record, deps.policy.maxLivePerPrincipal);
+  if (outcome !== 'created') {
+    cancelRefused(deps, request, record, outcome);
+    tg.taskOutcome = 'throttled';
+    return errorAnswer(
+      request,
+      response,
+      outcome === 'owner-limit'
+        ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
+        : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' }),
+    );
+  }
+  presentTask(taskObject, record, deps.policy.statusMessageMaxLength);
+  tg.createdTask = record;
+  return response;
+}
+
+/** The session the request used upstream: the task's own when the gateway pinned one. */
+export function upstreamSessionOf(request: FastifyRequest): string | undefined {
+  const pinned = request.tg.upstreamHeaders?.['mcp-session-id'];
+  if (pinned !== undefined) return pinned ?? undefined;
+  return request.tg.sessionId;
+}
+
+function protocolVersionOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['mcp-protocol-version'];
+  return typeof header === 'string' && header.length <= 32 ? header : undefined;
+}
+
+function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskRecord, reason: string): void {
+  request.log.warn({ reason, tool: record.tool, owner: record.owner }, 'task creation refused; cancelling it upstream');
+  deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
+    request.log.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused task upstream');
+  });
+}
+
+/**
+ * The error the client gets instead of a refused creation result. For a JSON reply the HTTP
+ * status follows the error; inside an event stream the status has already been sent.
+ */
+function errorAnswer(request: FastifyRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
+  request.tg.replyStatus = error.httpStatus;
+  request.tg.replyHeaders = error.headers;
+  const body = renderErrorBody(error, response.id);
+  return { kind: 'response', id: response.id, error: body.error, raw: { jsonrpc: '2.0' } };
+}

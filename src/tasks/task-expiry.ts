@@ -1,0 +1,58 @@
+/**
+ * When a task's lifetime ends the gateway forgets it (not found from then on) and, if the task
+ * was not terminal, asks its backend to cancel it, so nothing keeps running for a client that
+ * can no longer reach it.
+ */
+import type { TaskDeps } from './task-context.js';
+import { isTerminalStatus, type TaskRecord } from './task-record.js';
+
+const BATCH = 200;
+
+export class TaskExpirySweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private readonly deps: TaskDeps;
+  private readonly onExpired: (record: TaskRecord) => void;
+
+  constructor(deps: TaskDeps, onExpired: (record: TaskRecord) => void = () => undefined) {
+    this.deps = deps;
+    this.onExpired = onExpired;
+  }
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      // One sweep at a time: a slow store must not stack sweeps up.
+      this.running ??= this.sweep().finally(() => (this.running = undefined));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Forgets every task whose lifetime has ended; returns how many. */
+  async sweep(now = Date.now()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      let expired: TaskRecord[];
+      try {
+        expired = await this.deps.store.takeExpiredTasks(now, BATCH);
+      } catch (error) {
+        this.deps.logger.warn({ err: error }, 'task expiry sweep could not reach the store');
+        return total;
+      }
+      for (const record of expired) {
+        this.onExpired(record);
+        if (!isTerminalStatus(record.status)) {
+          this.deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
+            this.deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
+          });
+        }
+      }
+      total += expired.length;
+      if (expired.length < BATCH) return total;
+    }
+  }
+}

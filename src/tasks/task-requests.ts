@@ -1,0 +1,174 @@
+/**
+ * The tasks stage on the way in (DESIGN.md §3). For each request it either answers by itself
+ * (tasks/list, early polls, refusals) or prepares the forward: the backend's task id in place
+ * of the handle, the task's own instance and session, the policy's TTL cap.
+ */
+import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
+import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { isHandleShaped, isServerRequestId } from './handle.js';
+import { ANONYMOUS_OWNER, type LocalAnswer, type TaskDeps } from './task-context.js';
+import { listOwnTasks } from './task-list.js';
+import type { TaskRecord } from './task-record.js';
+import { isObject, taskFromRecord } from './task-shapes.js';
+
+const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
+
+export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): Promise<LocalAnswer | undefined> {
+  const mcp = request.tg.mcp;
+  const message = mcp?.message;
+  // Batches exist only in 2025-03-26, which has no tasks: nothing to take over.
+  if (!mcp || !message) return undefined;
+  if (message.kind === 'response') return routeClientResponse(deps, request, message);
+  if (message.kind !== 'request') return undefined;
+
+  const modern = mcp.era === 'modern';
+  switch (message.method) {
+    case 'tools/call':
+      prepareToolCall(deps, request, message);
+      return undefined;
+    case 'subscriptions/listen':
+      if (modern) prepareListen(request, message);
+      return undefined;
+    case 'tasks/list':
+      if (modern || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+      return {
+        status: 200,
+        body: { jsonrpc: '2.0', id: message.id, result: await listOwnTasks(deps, ownerOf(request), paramsOf(message).cursor) },
+      };
+    default:
+      if (!TASK_OPERATIONS.has(message.method)) return undefined;
+      if (modern && message.method === 'tasks/result') throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+      // tasks/update is not a 2025 method; the backend answers it as it answers any unknown one.
+      if (!modern && message.method === 'tasks/update') return undefined;
+      if (modern && !declaresTasksExtension(message)) throw missingTasksCapability();
+      return prepareTaskOperation(deps, request, message);
+  }
+}
+
+/** The principal key that owns what this request creates and may reach. */
+export function ownerOf(request: FastifyRequest): string {
+  return request.tg.principalKey ?? ANONYMOUS_OWNER;
+}
+
+async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  const params = paramsOf(message);
+  const handle = params.taskId;
+  const record = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
+  const tg = request.tg;
+  const reachable =
+    record !== undefined && record.owner === ownerOf(request) && record.era === tg.mcp!.era && record.upstream === tg.route.pool.upstream;
+  if (!reachable) {
+    // Unknown, expired and foreign look the same to the client; only the log tells them apart.
+    const reason = record === undefined ? 'not_found' : 'denied';
+    request.log.info({ rpcMethod: message.method, reason, owner: ownerOf(request) }, 'task request refused');
+    tg.taskOutcome = reason;
+    throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
+  }
+  if (message.method === 'tasks/get') {
+    const early = await governPoll(deps, request, message, record);
+    if (early) return early;
+  }
+  const instance = tg.route.pool.findInstance(record.instance);
+  if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
+  tg.instance = instance;
+  tg.task = record;
+  tg.taskOutcome = 'allowed';
+  params.taskId = record.upstreamTaskId;
+  tg.upstreamHeaders =
+    record.era === 'modern'
+      ? { 'mcp-name': record.upstreamTaskId }
+      : { 'mcp-session-id': record.upstreamSession ?? null };
+  rewriteBody(request, message);
+  return undefined;
+}
+
+async function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer | undefined> {
+  const poll = deps.policy.poll;
+  const decision = await deps.store.checkPoll(record.handle, Date.now(), {
+    intervalMs: record.pollIntervalMs,
+    toleranceMs: poll.tolerance,
+    abuseFactor: poll.abuseFactor,
+  });
+  request.tg.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
+  if (decision.verdict === 'forward') return undefined;
+  if (decision.verdict === 'abusive' || poll.mode === 'reject') {
+    request.tg.taskOutcome = 'throttled';
+    const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+    throw new GatewayError('TG_ERR_POLL_TOO_EARLY', {
+      headers: { 'retry-after': String(seconds) },
+      data: { retryAfterMs: Math.ceil(decision.retryAfterMs), pollIntervalMs: record.pollIntervalMs },
+    });
+  }
+  request.tg.taskOutcome = 'allowed';
+  request.tg.task = record;
+  // The snapshot is this task's own last answer, already rewritten for its owner.
+  const result = decision.snapshot !== undefined ? (JSON.parse(decision.snapshot) as unknown) : snapshotFromRecord(record);
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
+}
+
+/** What an early poll gets before any tasks/get has been forwarded: the creation state. */
+function snapshotFromRecord(record: TaskRecord): Record<string, unknown> {
+  const task = taskFromRecord(record);
+  return record.era === 'modern' ? { ...task, resultType: 'complete' } : task;
+}
+
+function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): void {
+  const params = paramsOf(message);
+  const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
+  request.tg.toolName = tool;
+  if (request.tg.mcp!.era === 'modern') {
+    request.tg.declaresTasks = declaresTasksExtension(message);
+    return;
+  }
+  if (!isObject(params.task)) return;
+  // 2025: the client asks for a lifetime; the backend is asked for at most the policy's.
+  const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+  const requested = params.task.ttl;
+  const wanted = typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default;
+  params.task.ttl = Math.min(wanted, cap);
+  rewriteBody(request, message);
+}
+
+/** A listen that names task handles has them removed: fan-out of task notifications is later work. */
+function prepareListen(request: FastifyRequest, message: JsonRpcRequest): void {
+  const notifications = paramsOf(message).notifications;
+  if (!isObject(notifications) || !('taskIds' in notifications)) return;
+  if (!declaresTasksExtension(message)) throw missingTasksCapability();
+  delete notifications.taskIds;
+  rewriteBody(request, message);
+}
+
+/** A client's answer to a server→client request the gateway relayed under its own id. */
+async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<undefined> {
+  if (!isServerRequestId(message.id)) return undefined;
+  const route = await deps.store.takeServerRequest(message.id);
+  const tg = request.tg;
+  if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
+  const instance = tg.route.pool.findInstance(route.instance);
+  if (!instance) return undefined;
+  message.id = route.upstreamId;
+  tg.instance = instance;
+  tg.upstreamHeaders = { 'mcp-session-id': route.upstreamSession ?? null };
+  rewriteBody(request, message);
+  return undefined;
+}
+
+function missingTasksCapability(): GatewayError {
+  return new GatewayError('TG_ERR_MISSING_CAPABILITY', {
+    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  });
+}
+
+function paramsOf(message: JsonRpcRequest): Record<string, unknown> {
+  if (isObject(message.params)) return message.params;
+  // A missing params (the SDK 1.x client sends tasks/list without one) reads as empty.
+  const params: Record<string, unknown> = {};
+  message.params = params;
+  return params;
+}
+
+function rewriteBody(request: FastifyRequest, message: JsonRpcRequest | JsonRpcResponse): void {
+  request.tg.mcp!.body = Buffer.from(serializeMessage(message));
+}

@@ -1,0 +1,174 @@
+/**
+ * The tasks stage on the way back: every message from the backend (a JSON reply, or each
+ * event of a stream) passes through here before the client sees it. Backend task ids become
+ * handles wherever they travel; the records learn each status the backend reports; the
+ * gateway's lifetimes and poll intervals replace the backend's.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
+import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
+import { mintServerRequestId } from './handle.js';
+import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
+import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
+import { isTerminalStatus, type TaskRecord } from './task-record.js';
+import { creationTaskObject, isObject, presentTask, readTask, type JsonObject } from './task-shapes.js';
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+export function createTaskResponseHook(deps: TaskDeps, request: FastifyRequest): MessageHook {
+  return async (message) => {
+    if (message.kind === 'response') return rewriteResponse(deps, request, message);
+    if (message.kind === 'request') return rewriteServerRequest(deps, request, message);
+    return rewriteNotification(deps, request, message);
+  };
+}
+
+async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse): Promise<MessageRewrite> {
+  const sent = request.tg.mcp?.message;
+  const answersThisRequest = sent?.kind === 'request' && sent.id === response.id;
+  const method = answersThisRequest ? sent.method : undefined;
+  const era = request.tg.mcp?.era ?? 'legacy';
+  const record = request.tg.task;
+
+  if (response.error) {
+    // Backend errors about a task may quote its id; the client only knows the handle.
+    if (record) response.error.message = response.error.message.split(record.upstreamTaskId).join(record.handle);
+    return response;
+  }
+  const result = response.result;
+  if (!isObject(result)) return response;
+
+  if (method === 'initialize') {
+    advertiseTaskList(result, deps.authEnabled);
+    return response;
+  }
+  // A creation result, on the POST stream or replayed on a resumed GET stream.
+  const created = creationTaskObject(result, era);
+  if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
+    return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.tg.toolName ?? 'unknown') : 'unknown');
+  }
+  if (record && answersThisRequest) {
+    if (method === 'tasks/get' || (method === 'tasks/cancel' && era === 'legacy')) return presentPolledTask(deps, request, response, result, record);
+    if (method === 'tasks/result') {
+      await rewriteRelatedTask(deps, request, result, record);
+      await forgetIfReadOnce(deps, record);
+      return response;
+    }
+    if (era === 'modern') result.resultType ??= 'complete'; // update and cancel acks
+    return response;
+  }
+  await rewriteRelatedTask(deps, request, result, record);
+  return response;
+}
+
+/** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
+async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
+  const fields = readTask(result, record.era);
+  if (!fields) return response;
+  const updated = await learnStatus(deps, record, fields.status, fields.statusMessage, fields.lastUpdatedAt, fields.ttlMs, fields.pollIntervalMs);
+  presentTask(result, updated, deps.policy.statusMessageMaxLength);
+  if (record.era === 'modern') {
+    result.resultType = 'complete';
+    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
+    if (isObject(result.result)) result.result.resultType ??= 'complete';
+  }
+  const method = request.tg.mcp?.message?.kind === 'request' ? request.tg.mcp.message.method : undefined;
+  if (method === 'tasks/get') {
+    await deps.store.savePollSnapshot(record.handle, JSON.stringify(result));
+    // 2026-07-28 delivers the result inline: for a read-once tool this was the delivery.
+    if (record.era === 'modern' && isTerminalStatus(updated.status) && updated.status !== 'cancelled') await forgetIfReadOnce(deps, record);
+  }
+  return response;
+}
+
+/** The record follows what the backend reports; lifetime and interval stay within policy. */
+async function learnStatus(
+  deps: TaskDeps,
+  record: TaskRecord,
+  status: TaskRecord['status'],
+  statusMessage: string | undefined,
+  lastUpdatedAt: string | undefined,
+  ttlMs: number | null | undefined,
+  pollIntervalMs: number | undefined,
+): Promise<TaskRecord> {
+  const poll = deps.policy.poll;
+  const cap = Math.min(deps.policy.tools[record.tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+  // The TTL may change during a task (2026-07-28); it never grows past the cap, and never
+  // shrinks below what the client was already promised.
+  const nextTtl = ttlMs === undefined ? record.ttlMs : Math.max(record.ttlMs, Math.min(ttlMs ?? cap, cap));
+  const patch = {
+    status,
+    statusMessage: statusMessage === undefined ? undefined : statusMessage.slice(0, deps.policy.statusMessageMaxLength),
+    lastUpdatedAtIso: lastUpdatedAt ?? record.lastUpdatedAtIso,
+    ttlMs: nextTtl,
+    expiresAt: record.createdAt + nextTtl,
+    pollIntervalMs: pollIntervalMs === undefined ? record.pollIntervalMs : Math.max(pollIntervalMs, poll.floor),
+  };
+  await deps.store.updateTask(record.handle, patch);
+  return { ...record, ...patch };
+}
+
+async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<void> {
+  if (record.readOnce) await deps.store.deleteTask(record.handle);
+}
+
+/** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
+async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
+  if (isObject(message.params)) await rewriteRelatedTask(deps, request, message.params, request.tg.task);
+  const tg = request.tg;
+  if (!tg.instance) return message;
+  const id = mintServerRequestId();
+  await deps.store.putServerRequest(
+    id,
+    { upstream: tg.route.pool.upstream, instance: tg.instance.url, upstreamSession: upstreamSessionOf(request), upstreamId: message.id },
+    SERVER_REQUEST_TTL_MS,
+  );
+  message.id = id;
+  return message;
+}
+
+async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, message: JsonRpcNotification): Promise<MessageRewrite> {
+  if (!isObject(message.params)) return message;
+  if (message.method === 'notifications/tasks/status' || message.method === 'notifications/tasks') {
+    const era = message.method === 'notifications/tasks' ? 'modern' : 'legacy';
+    const fields = readTask(message.params, era);
+    const record = fields && (await recordOfUpstreamTask(deps, request, fields.taskId));
+    // A task the gateway does not hold has no handle to show; its backend id must not leak.
+    if (!fields || !record) return null;
+    const updated = await learnStatus(deps, record, fields.status, fields.statusMessage, fields.lastUpdatedAt, fields.ttlMs, fields.pollIntervalMs);
+    presentTask(message.params, updated, deps.policy.statusMessageMaxLength);
+    return message;
+  }
+  await rewriteRelatedTask(deps, request, message.params, request.tg.task);
+  return message;
+}
+
+/** `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed. */
+async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<void> {
+  const meta = holder._meta;
+  if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return;
+  const related = meta[RELATED_TASK];
+  const upstreamId = related.taskId;
+  if (typeof upstreamId !== 'string') return;
+  const handle = known?.upstreamTaskId === upstreamId ? known.handle : (await recordOfUpstreamTask(deps, request, upstreamId))?.handle;
+  if (handle) related.taskId = handle;
+  else delete meta[RELATED_TASK];
+}
+
+async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {
+  const known = request.tg.task;
+  if (known?.upstreamTaskId === upstreamTaskId) return known;
+  const instance = request.tg.instance;
+  if (!instance) return undefined;
+  const handle = await deps.store.findTaskHandle(request.tg.route.pool.upstream, instance.url, upstreamTaskId);
+  return handle === undefined ? undefined : deps.store.getTask(handle);
+}
+
+/** 2025 tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */
+function advertiseTaskList(result: JsonObject, authEnabled: boolean): void {
+  const capabilities = result.capabilities;
+  if (!isObject(capabilities) || !isObject(capabilities.tasks)) return;
+  if (authEnabled) capabilities.tasks.list = {};
+  else delete capabilities.tasks.list;
+}
+

@@ -1,0 +1,62 @@
+/**
+ * JSON-RPC calls the gateway makes to an upstream on its own behalf: cancelling a task that
+ * expired, or whose creation the gateway refused. Best effort: failures are logged by the
+ * caller, never surfaced to a client.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
+import type { TaskRecord } from './task-record.js';
+
+export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel') => Promise<number>;
+
+export interface UpstreamCallerOptions {
+  /** The dispatcher (keep-alive pool) of each upstream, by name. */
+  dispatcherFor(upstream: string): Dispatcher | undefined;
+  /** Credentials the policy sends to this upstream (static bearer), if any. */
+  credentialHeadersFor?(upstream: string): Record<string, string>;
+  timeoutMs: number;
+}
+
+export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCaller {
+  return async (record, method) => {
+    const dispatcher = options.dispatcherFor(record.upstream);
+    if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
+    const { headers, body } = frameCall(record, method);
+    const response = await dispatcher.request({
+      origin: record.instance,
+      path: record.upstreamPath,
+      method: 'POST',
+      headers: { ...headers, ...options.credentialHeadersFor?.(record.upstream) },
+      body,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    // Drain so the connection returns to the pool; the answer itself does not matter.
+    await response.body.dump();
+    return response.statusCode;
+  };
+}
+
+function frameCall(record: TaskRecord, method: string): { headers: Record<string, string>; body: string } {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const params: Record<string, unknown> = { taskId: record.upstreamTaskId };
+  if (record.era === 'modern') {
+    const version = record.protocolVersion ?? MODERN_VERSION;
+    headers['mcp-protocol-version'] = version;
+    headers['mcp-method'] = method;
+    headers['mcp-name'] = record.upstreamTaskId;
+    params._meta = {
+      'io.modelcontextprotocol/protocolVersion': version,
+      'io.modelcontextprotocol/clientInfo': { name: 'taskgate', version: '0' },
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+    };
+  } else {
+    headers['mcp-protocol-version'] = record.protocolVersion ?? '2025-11-25';
+    if (record.upstreamSession) headers['mcp-session-id'] = record.upstreamSession;
+  }
+  return { headers, body: JSON.stringify({ jsonrpc: '2.0', id: `taskgate-${randomUUID()}`, method, params }) };
+}
