@@ -10,7 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import pino, { type Logger } from 'pino';
 import { AuthStage } from './auth/auth-stage.js';
 import { registerResourceMetadataRoutes, type ProtectedResource } from './auth/resource-metadata.js';
-import { identityHeaderNames } from './auth/upstream-credentials.js';
+import { applyUpstreamCredentials, identityHeaderNames } from './auth/upstream-credentials.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { sendGatewayError, toGatewayError } from './listener/error-reply.js';
@@ -21,6 +21,9 @@ import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observabil
 import { InstancePool } from './routing/balancer.js';
 import { MemoryStore } from './store/memory-store.js';
 import type { Store } from './store/store.js';
+import type { TaskDeps } from './tasks/task-context.js';
+import { TaskExpirySweeper } from './tasks/task-expiry.js';
+import { createUpstreamCaller } from './tasks/upstream-call.js';
 import { UpstreamAgent } from './upstream/dispatcher.js';
 import { registerMcpRoute } from './upstream/proxy-route.js';
 
@@ -44,14 +47,15 @@ export interface Gateway {
 
 const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
 const MAX_SESSIONS = 100_000;
-const MAX_TASKS = 1_000_000;
+const EXPIRY_SWEEP_MS = 1000;
+const GATEWAY_CALL_TIMEOUT_MS = 10_000;
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
-  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS, maxTasks: MAX_TASKS });
+  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS, maxTasks: config.tasks.maxRecords });
   let draining = false;
 
   const app = Fastify({
@@ -121,6 +125,23 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       ),
     );
   }
+  const tasks: TaskDeps = {
+    store,
+    policy: config.tasks,
+    authEnabled: auth !== undefined,
+    logger,
+    callUpstream: createUpstreamCaller({
+      dispatcherFor: (name) => agents.get(name),
+      credentialHeadersFor: (name) => {
+        const headers: Record<string, string> = {};
+        applyUpstreamCredentials(headers, { credentials: config.upstreams[name]!.credentials, strippedHeaders }, undefined);
+        return headers;
+      },
+      timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+    }),
+  };
+  const sweeper = new TaskExpirySweeper(tasks, (record) => logger.info({ tool: record.tool, upstream: record.upstream, status: record.status }, 'task expired'));
+
   const protectedResources: ProtectedResource[] = [];
   for (const route of config.routes) {
     const routeAuth = auth?.forRoute(route);
@@ -134,9 +155,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       auth: routeAuth,
       credentials: { credentials: config.upstreams[route.upstream]!.credentials, strippedHeaders },
       sessions: { idleTtlMs: SESSION_IDLE_TTL_MS },
+      tasks,
       trustProxy: config.listen.trustProxy !== false,
       limits: {
         maxBodyBytes: config.limits.maxBodyBytes,
+        maxResponseBytes: config.limits.maxResponseBytes,
         maxSseEventBytes: config.limits.maxSseEventBytes,
         requestTimeoutMs: config.limits.requestTimeout,
       },
@@ -166,6 +189,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     async listen() {
       const url = await app.listen({ host: config.listen.host, port: config.listen.port });
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
+      sweeper.start(EXPIRY_SWEEP_MS);
       logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
       return { url, adminUrl };
     },
@@ -180,6 +204,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         await app.close();
       } finally {
         clearTimeout(drain);
+        await sweeper.stop();
         await admin.close();
         await Promise.all([...agents.values()].map((agent) => agent.close()));
         await store.close();

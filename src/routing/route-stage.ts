@@ -33,8 +33,9 @@ export async function selectInstanceFor(request: FastifyRequest, store: Store, p
 
 /** Whether the failed connection to this request's instance may be retried on another. */
 export function canFailOver(request: FastifyRequest): boolean {
-  // A session (or, later, a task) lives on one instance; only new work may move.
-  return request.tg.sessionId === undefined;
+  // A session, a task, or the answer to a server's request lives on one instance; only new
+  // work may move.
+  return request.tg.sessionId === undefined && request.tg.task === undefined && request.tg.upstreamHeaders === undefined;
 }
 
 /** Session bookkeeping once the upstream has answered. */

@@ -1,7 +1,8 @@
 /**
- * The memory store's task records: the primary map plus the two indexes the gateway reads by
- * (backend id → handle, owner → handles). Bounded by `maxTasks`; expiry is checked on every
- * read and swept by takeExpired, so an expired record is never served.
+ * The memory store's task records: the primary map plus the indexes the gateway reads by
+ * (backend id → handle, owner → handles, expiry second → handles). Bounded by `maxTasks`;
+ * expiry is checked on every read and swept by takeExpired, so an expired record is never
+ * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  */
 import type { CreateTaskOutcome, TaskListPosition } from './store.js';
 import { decidePoll, type PollDecision, type PollRules, type PollState } from '../tasks/poll-governor.js';
@@ -12,6 +13,7 @@ export class MemoryTaskTable {
   private readonly byUpstreamId = new Map<string, string>();
   private readonly byOwner = new Map<string, Set<string>>();
   private readonly polls = new Map<string, { state: PollState; snapshot?: string }>();
+  private readonly expiring = new Map<number, Set<string>>();
   private readonly maxTasks: number;
 
   constructor(maxTasks: number) {
@@ -39,6 +41,7 @@ export class MemoryTaskTable {
     const set = this.byOwner.get(record.owner) ?? new Set<string>();
     set.add(record.handle);
     this.byOwner.set(record.owner, set);
+    this.indexExpiry(record.handle, record.expiresAt);
     return 'created';
   }
 
@@ -51,7 +54,12 @@ export class MemoryTaskTable {
 
   update(handle: string, patch: TaskPatch): void {
     const record = this.records.get(handle);
-    if (record) Object.assign(record, patch);
+    if (!record) return;
+    if (patch.expiresAt !== undefined && patch.expiresAt !== record.expiresAt) {
+      this.unindexExpiry(handle, record.expiresAt);
+      this.indexExpiry(handle, patch.expiresAt);
+    }
+    Object.assign(record, patch);
   }
 
   delete(handle: string): void {
@@ -59,6 +67,7 @@ export class MemoryTaskTable {
     if (!record) return;
     this.records.delete(handle);
     this.polls.delete(handle);
+    this.unindexExpiry(handle, record.expiresAt);
     this.byUpstreamId.delete(upstreamKey(record.upstream, record.instance, record.upstreamTaskId));
     const owned = this.byOwner.get(record.owner);
     owned?.delete(handle);
@@ -98,12 +107,31 @@ export class MemoryTaskTable {
 
   takeExpired(now: number, limit: number): TaskRecord[] {
     const expired: TaskRecord[] = [];
-    for (const record of this.records.values()) {
-      if (expired.length >= limit) break;
-      if (record.expiresAt <= now) expired.push({ ...record });
+    const due = Math.floor(now / 1000);
+    for (const [second, handles] of this.expiring) {
+      if (second > due) continue;
+      for (const handle of handles) {
+        if (expired.length >= limit) break;
+        const record = this.records.get(handle);
+        if (record && record.expiresAt <= now) expired.push({ ...record });
+      }
     }
     for (const record of expired) this.delete(record.handle);
     return expired;
+  }
+
+  private indexExpiry(handle: string, expiresAt: number): void {
+    const second = Math.floor(expiresAt / 1000);
+    const set = this.expiring.get(second) ?? new Set<string>();
+    set.add(handle);
+    this.expiring.set(second, set);
+  }
+
+  private unindexExpiry(handle: string, expiresAt: number): void {
+    const second = Math.floor(expiresAt / 1000);
+    const set = this.expiring.get(second);
+    set?.delete(handle);
+    if (set && set.size === 0) this.expiring.delete(second);
   }
 
   clear(): void {
@@ -111,6 +139,7 @@ export class MemoryTaskTable {
     this.byUpstreamId.clear();
     this.byOwner.clear();
     this.polls.clear();
+    this.expiring.clear();
   }
 }
 

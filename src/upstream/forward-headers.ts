@@ -20,6 +20,7 @@ export interface ForwardOptions {
 
 export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders, options: ForwardOptions): IncomingHttpHeaders {
   for (const name of HOP_BY_HOP) delete headers[name];
+  applyTaskOverrides(headers, request.tg.upstreamHeaders);
   applyUpstreamCredentials(headers, options.credentials, request.tg.principal);
   const clientAddress = request.socket.remoteAddress ?? '';
   const priorFor = options.trustProxy ? headers['x-forwarded-for'] : undefined;
@@ -31,6 +32,22 @@ export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: In
   // Carried to UpstreamAgent, which turns it into the undici request's AbortSignal.
   (headers as Record<symbol, unknown>)[kClientSignal] = request.tg.abort.signal;
   return headers;
+}
+
+/**
+ * The tasks stage sends a task's own session or backend id instead of the client's. Only
+ * these names may be overridden, and credentials are applied after, so an override can
+ * never carry a credential upstream.
+ */
+const OVERRIDABLE = new Set(['mcp-session-id', 'mcp-name']);
+
+function applyTaskOverrides(headers: IncomingHttpHeaders, overrides: Record<string, string | null> | undefined): void {
+  if (!overrides) return;
+  for (const [name, value] of Object.entries(overrides)) {
+    if (!OVERRIDABLE.has(name)) continue;
+    if (value === null) delete headers[name];
+    else headers[name] = value;
+  }
 }
 
 export function buildClientResponseHeaders(headers: IncomingHttpHeaders, request: FastifyRequest | undefined): IncomingHttpHeaders {

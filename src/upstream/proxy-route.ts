@@ -13,12 +13,16 @@ import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { checkHostAndOrigin, type HostOriginPolicy } from '../listener/host-origin.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
-import { isEventStream } from '../mcp/media-type.js';
+import { rewriteJsonReply } from '../mcp/json-reply.js';
+import { isEventStream, isJson } from '../mcp/media-type.js';
 import { createSseTap } from '../mcp/sse-tap.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RouteContext } from '../request-context.js';
 import { canFailOver, recordSessionOutcome, selectInstanceFor, type SessionPolicy } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
+import type { TaskDeps } from '../tasks/task-context.js';
+import { planTaskRequest } from '../tasks/task-requests.js';
+import { createTaskResponseHook } from '../tasks/task-responses.js';
 import type { UpstreamAgent } from './dispatcher.js';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
 
@@ -33,7 +37,8 @@ export interface McpRouteOptions {
   readonly credentials: CredentialsPolicy;
   readonly sessions: SessionPolicy;
   readonly trustProxy: boolean;
-  readonly limits: { maxBodyBytes: number; maxSseEventBytes: number; requestTimeoutMs: number };
+  readonly tasks: TaskDeps;
+  readonly limits: { maxBodyBytes: number; maxResponseBytes: number; maxSseEventBytes: number; requestTimeoutMs: number };
 }
 
 type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: string };
@@ -63,10 +68,16 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       if (options.auth) await options.auth.authenticate(request);
     });
 
-    const preHandler = async (request: FastifyRequest): Promise<void> => {
+    const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
       request.tg.sessionId = sessionIdOf(request);
-      request.tg.instance = await selectInstanceFor(request, store, options.sessions);
+      // The tasks stage may answer by itself, or pin the request to a task's own instance.
+      const answer = await planTaskRequest(options.tasks, request);
+      if (answer) {
+        await reply.code(answer.status).headers(answer.headers ?? {}).type('application/json').send(answer.body);
+        return;
+      }
+      request.tg.instance ??= await selectInstanceFor(request, store, options.sessions);
     };
 
     const forward = (request: FastifyRequest, reply: FastifyReply): void => {
@@ -101,21 +112,53 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
         sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
         return;
       }
-      if (!isEventStream(headerValue(res.headers['content-type']))) {
+      const contentType = headerValue(res.headers['content-type']);
+      const hook = createTaskResponseHook(options.tasks, request);
+      if (isJson(contentType) && tg.mcp) {
+        await relayJsonReply(request, reply, res, hook);
+        return;
+      }
+      if (!isEventStream(contentType)) {
         reply.send(res.stream);
         return;
       }
       // Intermediaries must not buffer MCP event streams (2026-07-28 transport: SHOULD).
       reply.header('x-accel-buffering', 'no');
       reply.removeHeader('content-length');
-      const tap = createSseTap({
-        maxEventBytes: options.limits.maxSseEventBytes,
-        onMessage: async () => undefined,
-      });
+      const tap = createSseTap({ maxEventBytes: options.limits.maxSseEventBytes, onMessage: hook });
       pipeline(res.stream, tap, (error) => {
         if (error && !tg.abort.signal.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
       });
       reply.send(tap);
+    };
+
+    /**
+     * A JSON reply is read whole (it is one message, bounded by limits.maxResponseBytes) so the
+     * tasks stage can see and rewrite it. One too large to inspect is refused rather than
+     * relayed unseen: it could carry a backend task id.
+     */
+    const relayJsonReply = async (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, hook: ReturnType<typeof createTaskResponseHook>): Promise<void> => {
+      let body: Buffer;
+      try {
+        body = await readBounded(res.stream, options.limits.maxResponseBytes);
+      } catch (error) {
+        if (request.tg.abort.signal.aborted) return;
+        sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
+        return;
+      }
+      let rewritten: Buffer | null;
+      try {
+        rewritten = await rewriteJsonReply(body, hook);
+      } catch (error) {
+        sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
+        return;
+      }
+      if (request.tg.replyStatus !== undefined) reply.code(request.tg.replyStatus).headers(request.tg.replyHeaders ?? {});
+      if (rewritten === null) {
+        reply.code(202).removeHeader('content-type').removeHeader('content-length').send();
+        return;
+      }
+      reply.header('content-length', rewritten.length).send(rewritten);
     };
 
     const handleUpstreamError = (request: FastifyRequest, reply: FastifyReply, error: Error): void => {
@@ -184,6 +227,21 @@ function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: num
   }, ms);
   timer.unref();
   reply.raw.once('close', () => clearTimeout(timer));
+}
+
+async function readBounded(stream: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buffer.length;
+    if (size > limit) {
+      (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+      throw new Error(`reply exceeds ${limit} bytes`);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

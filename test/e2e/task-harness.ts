@@ -1,0 +1,110 @@
+/**
+ * Task-takeover test stacks: a real JWKS issuer, backends of either task generation, the
+ * gateway with JWT auth in front of them, and clients acting as named principals.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+
+export const AUDIENCE = 'http://127.0.0.1/mcp';
+
+export interface Backend {
+  url: string;
+  stats: ExampleServerStats | ModernTaskServer['stats'];
+  close(): Promise<void>;
+}
+
+export interface TaskStack {
+  jwks: JwksServer;
+  backends: Backend[];
+  /** The modern backends themselves (their task controls), when era is modern. */
+  modern: ModernTaskServer[];
+  gw: GatewayUnderTest;
+  /** An Authorization header value for a principal. */
+  bearer(subject: string): Promise<string>;
+  /** Every request the backends received for a JSON-RPC method. */
+  received(rpcMethod: string): number;
+  close(): Promise<void>;
+}
+
+export async function startTaskStack(options: {
+  era: 'legacy' | 'modern';
+  count?: number;
+  tasks?: Record<string, unknown>;
+  policy?: PolicyOverrides;
+  pollIntervalMs?: number;
+  enableJsonResponse?: boolean;
+}): Promise<TaskStack> {
+  const jwks = await startJwksServer({ algs: ['ES256'] });
+  const backends: Backend[] = [];
+  const modern: ModernTaskServer[] = [];
+  for (let i = 0; i < (options.count ?? 1); i++) {
+    if (options.era === 'modern') {
+      const server = await startModernTaskServer({ name: `modern-${i}`, pollIntervalMs: options.pollIntervalMs ?? 200 });
+      modern.push(server);
+      backends.push(server);
+    } else {
+      backends.push(await startExampleServer({ name: `legacy-${i}`, enableJsonResponse: options.enableJsonResponse }));
+    }
+  }
+  const policy = testPolicy(
+    backends.map((b) => b.url),
+    {
+      auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+      tasks: options.tasks ?? {},
+      ...options.policy,
+    },
+  );
+  const gw = await startGateway(policy);
+  await waitUntilReady(gw.adminUrl);
+  return {
+    jwks,
+    backends,
+    modern,
+    gw,
+    bearer: async (subject) => `Bearer ${await jwks.mint({ sub: subject, aud: AUDIENCE })}`,
+    received: (rpcMethod) => backends.reduce((n, b) => n + b.stats.requests.filter((r) => r.rpcMethod === rpcMethod).length, 0),
+    async close() {
+      await gw.close();
+      await Promise.all(backends.map((b) => b.close()));
+      await jwks.close();
+    },
+  };
+}
+
+/** An SDK 1.x client acting as `subject` through the gateway; answers elicitations with `name`. */
+export async function legacyClient(stack: TaskStack, subject: string, answers: { name?: string } = {}): Promise<Client> {
+  const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () =>
+    answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' },
+  );
+  const transport = new StreamableHTTPClientTransport(new URL(stack.gw.url), {
+    requestInit: { headers: { authorization: await stack.bearer(subject) } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export async function modernClient(stack: TaskStack, subject: string): Promise<ModernTaskClient> {
+  return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
+}
+
+/** As a readiness probe would: the remote key set must have been fetched before traffic. */
+export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${adminUrl}/readyz`);
+    await res.text();
+    if (res.status === 200) return;
+    if (Date.now() > until) throw new Error('gateway not ready in time');
+    await sleep(25);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
