@@ -82,6 +82,10 @@ export class MemoryStore implements Store {
     this.tasks.saveSnapshot(handle, snapshot);
   }
 
+  async invalidatePoll(handle: string): Promise<void> {
+    this.tasks.invalidatePoll(handle);
+  }
+
   async putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void> {
     this.serverRequests.set(id, route, ttlMs);
   }

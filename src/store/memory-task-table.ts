@@ -88,6 +88,10 @@ export class MemoryTaskTable {
     this.polls.set(handle, entry);
   }
 
+  invalidatePoll(handle: string): void {
+    this.polls.delete(handle);
+  }
+
   findHandle(upstream: string, instance: string, upstreamTaskId: string): string | undefined {
     return this.byUpstreamId.get(upstreamKey(upstream, instance, upstreamTaskId));
   }

@@ -47,6 +47,11 @@ export interface Store {
   checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }>;
   /** The last tasks/get answer the owner was given, served to early polls in cached mode. */
   savePollSnapshot(handle: string, snapshot: string): Promise<void>;
+  /**
+   * Forgets a task's poll state and snapshot: after the client changed the task (update,
+   * cancel) the snapshot is known to be stale, so the next poll is forwarded.
+   */
+  invalidatePoll(handle: string): Promise<void>;
 
   /** Remembers where the answer to a relayed server→client request must go. */
   putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void>;

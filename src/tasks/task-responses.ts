@@ -48,13 +48,19 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
     return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.tg.toolName ?? 'unknown') : 'unknown');
   }
   if (record && answersThisRequest) {
-    if (method === 'tasks/get' || (method === 'tasks/cancel' && era === 'legacy')) return presentPolledTask(deps, request, response, result, record);
+    if (method === 'tasks/cancel' && era === 'legacy') {
+      // The client changed the task: whatever snapshot early polls would get is stale now.
+      await deps.store.invalidatePoll(record.handle);
+      return presentPolledTask(deps, request, response, result, record);
+    }
+    if (method === 'tasks/get') return presentPolledTask(deps, request, response, result, record);
     if (method === 'tasks/result') {
       await rewriteRelatedTask(deps, request, result, record);
       await forgetIfReadOnce(deps, record);
       return response;
     }
     if (era === 'modern') result.resultType ??= 'complete'; // update and cancel acks
+    if (method === 'tasks/update' || method === 'tasks/cancel') await deps.store.invalidatePoll(record.handle);
     return response;
   }
   await rewriteRelatedTask(deps, request, result, record);

@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startGateway, testPolicy, type GatewayUnderTest } from '../e2e/harness.js';
 import { runConformanceServerScenarios, type ScenarioOutcome } from './run-conformance.js';
 
 /** Extension scenarios: the CLI skips them whenever --spec-version is given, so none is. */
@@ -44,12 +45,16 @@ function assertPassed(outcomes: Map<string, ScenarioOutcome>, scenarios: string[
 
 describe('conformance 0.2 against the modern task server', () => {
   let server: ModernTaskServer;
+  let gateway: GatewayUnderTest;
+  const direct = new Map<string, ScenarioOutcome>();
 
   before(async () => {
     server = await startModernTaskServer({ pollIntervalMs: 100 });
+    gateway = await startGateway(testPolicy([server.url]));
   });
   after(async () => {
-    await server.close();
+    await gateway?.close();
+    await server?.close();
   });
 
   it('passes every tasks-* scenario and the 2026-07-28 transport scenarios', async () => {
@@ -61,6 +66,18 @@ describe('conformance 0.2 against the modern task server', () => {
     printTable('conformance 0.2 direct (modern, extension)', outcomes, Date.now() - started);
     assertPassed(outcomes, [...TASKS_SCENARIOS, ...MODERN_ONLY_SCENARIOS]);
     assert.equal(outcomes.get(PENDING_UPSTREAM)?.status, 'skip');
+    for (const [name, outcome] of outcomes) direct.set(name, outcome);
+  });
+
+  it('passes through taskgate every scenario that passes directly (handles, ownership, governance on)', async () => {
+    assert.ok(direct.size > 0, 'the direct run must come first');
+    const started = Date.now();
+    const outcomes = await runConformanceServerScenarios('0.2', gateway.url, {
+      scenarios: [...TASKS_SCENARIOS, ...MODERN_ONLY_SCENARIOS],
+      timeoutMs: 100_000,
+    });
+    printTable('conformance 0.2 through the gateway (modern, extension)', outcomes, Date.now() - started);
+    assertPassed(outcomes, [...direct].filter(([, o]) => o.status === 'pass').map(([name]) => name));
   });
 
   it('passes the scenarios shared by both eras at --spec-version 2026-07-28', async () => {

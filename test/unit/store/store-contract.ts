@@ -135,6 +135,20 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store!.checkPoll(record.handle, now + 10_000, rules)).verdict, 'forward');
     });
 
+    it('forwards the next poll after the poll state is invalidated (the client changed the task)', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      await store!.checkPoll(record.handle, now, rules);
+      await store!.savePollSnapshot(record.handle, '{"status":"input_required"}');
+      assert.equal((await store!.checkPoll(record.handle, now + 10, rules)).verdict, 'early');
+      await store!.invalidatePoll(record.handle);
+      const next = await store!.checkPoll(record.handle, now + 20, rules);
+      assert.equal(next.verdict, 'forward');
+      assert.equal(next.snapshot, undefined);
+    });
+
     it('routes a relayed server request once', async () => {
       const route = { upstream: 'tools', instance: 'http://a', upstreamSession: 's', upstreamId: 0 };
       await store!.putServerRequest('tg-x', route, 60_000);
