@@ -87,6 +87,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     const labels = { route, method: request.method, rpc_method: rpcMethod };
     metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    const tg = request.tg;
+    if (tg?.pollOutcome) metrics.polls.inc({ outcome: tg.pollOutcome });
+    if (tg?.taskOutcome && rpcMethod.startsWith('tasks/')) {
+      metrics.taskOperations.inc({ method: rpcMethod, outcome: reply.statusCode >= 500 ? 'error' : tg.taskOutcome });
+    }
     request.log.info(
       {
         method: request.method,
@@ -130,6 +135,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     policy: config.tasks,
     authEnabled: auth !== undefined,
     logger,
+    resultWaits: new Map(),
     callUpstream: createUpstreamCaller({
       dispatcherFor: (name) => agents.get(name),
       credentialHeadersFor: (name) => {

@@ -50,6 +50,8 @@ export interface RequestContext {
   pollOutcome?: 'forwarded' | 'cached' | 'rejected';
   /** Headers sent upstream in place of the client's (a task's own session or id); null removes. */
   upstreamHeaders?: Record<string, string | null>;
+  /** Gives back this request's slot among its principal's open tasks/result waits. */
+  releaseResultWait?: () => void;
   /** An HTTP status (and headers) replacing the upstream's on a JSON reply the gateway rewrote into an error. */
   replyStatus?: number;
   replyHeaders?: Record<string, string>;

@@ -45,6 +45,8 @@ export interface GatewayMetrics {
   readonly upstreamHeadersDuration: Histogram<'upstream'>;
   readonly upstreamErrors: Counter<'upstream' | 'kind'>;
   readonly rejectedRequests: Counter<'reason'>;
+  readonly polls: Counter<'outcome'>;
+  readonly taskOperations: Counter<'method' | 'outcome'>;
   readonly jwtVerifications: Counter<'outcome'>;
   readonly jwksRefreshes: Counter<'outcome'>;
 }
@@ -79,6 +81,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_upstream_errors_total',
       help: 'Upstream failures by upstream and kind (refused, timeout, reset, other).',
       labelNames: ['upstream', 'kind'],
+      registers,
+    }),
+    polls: new Counter({
+      name: 'taskgate_polls_total',
+      help: 'tasks/get polls by outcome: forwarded to the backend, answered from the snapshot (cached), or refused (rejected).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    taskOperations: new Counter({
+      name: 'taskgate_task_operations_total',
+      help: 'tasks/* requests by method and outcome (allowed, not_found, denied, throttled, error).',
+      labelNames: ['method', 'outcome'],
       registers,
     }),
     rejectedRequests: new Counter({

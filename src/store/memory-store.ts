@@ -18,15 +18,18 @@ export class MemoryStore implements Store {
   private readonly sessions: TtlMap<string>;
   private readonly serverRequests: TtlMap<ServerRequestRoute>;
   private readonly tasks: MemoryTaskTable;
+  private readonly windows: TtlMap<{ start: number; count: number }>;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(options: MemoryStoreOptions) {
     this.sessions = new TtlMap(options.maxSessions);
     this.serverRequests = new TtlMap(options.maxServerRequests ?? 10_000);
     this.tasks = new MemoryTaskTable(options.maxTasks);
+    this.windows = new TtlMap(options.maxSessions);
     this.sweeper = setInterval(() => {
       this.sessions.sweep();
       this.serverRequests.sweep();
+      this.windows.sweep();
     }, options.sweepIntervalMs ?? 60_000);
     this.sweeper.unref();
   }
@@ -86,6 +89,14 @@ export class MemoryStore implements Store {
     this.tasks.invalidatePoll(handle);
   }
 
+  async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {
+    const start = now - (now % windowMs);
+    const current = this.windows.get(key, now);
+    const entry = current && current.start === start ? { start, count: current.count + 1 } : { start, count: 1 };
+    this.windows.set(key, entry, start + windowMs - now, now);
+    return { count: entry.count, resetAt: start + windowMs };
+  }
+
   async putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void> {
     this.serverRequests.set(id, route, ttlMs);
   }
@@ -104,6 +115,7 @@ export class MemoryStore implements Store {
     clearInterval(this.sweeper);
     this.sessions.clear();
     this.serverRequests.clear();
+    this.windows.clear();
     this.tasks.clear();
   }
 }

@@ -53,6 +53,12 @@ export interface Store {
    */
   invalidatePoll(handle: string): Promise<void>;
 
+  /**
+   * Counts one event under `key` in the fixed window of `windowMs` that contains `now`, and
+   * returns the count so far in that window with the window's end (rate limits).
+   */
+  countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
+
   /** Remembers where the answer to a relayed server→client request must go. */
   putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void>;
   /** Returns and forgets the route of a relayed server→client request. */

@@ -2,7 +2,9 @@
  * Poll governance (DESIGN.md §3): a tasks/get sooner than the interval the gateway last told
  * the client is early. The clock runs from the last poll that was forwarded, not from the
  * last poll of any kind: otherwise a client polling slightly too fast would reset the clock
- * every time and never be forwarded again.
+ * every time and never be forwarded again. A poll accepted within the tolerance is booked at
+ * the time it was due, not at its arrival, so the schedule cannot creep earlier by the
+ * tolerance each cycle: over any span T the backend sees at most ceil(T / interval) + 1.
  *
  * decidePoll is pure so that both stores apply the same rule; the Redis store runs the same
  * steps in one Lua script, atomically across replicas.
@@ -35,7 +37,8 @@ export function decidePoll(state: PollState | undefined, now: number, rules: Pol
   const last = state?.lastForwardedAt;
   const allowedAt = last === undefined ? now : last + rules.intervalMs - rules.toleranceMs;
   if (now >= allowedAt) {
-    return { verdict: 'forward', next: { lastForwardedAt: now, earlyCount: 0 }, retryAfterMs: 0 };
+    const bookedAt = last === undefined ? now : Math.max(now, last + rules.intervalMs);
+    return { verdict: 'forward', next: { lastForwardedAt: bookedAt, earlyCount: 0 }, retryAfterMs: 0 };
   }
   const earlyCount = (state?.earlyCount ?? 0) + 1;
   return {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamCaller } from './upstream-call.js';
+import { GatewayError } from '../errors.js';
 
 export interface TaskDeps {
   readonly store: Store;
@@ -11,6 +12,8 @@ export interface TaskDeps {
   readonly authEnabled: boolean;
   readonly logger: Logger;
   readonly callUpstream: UpstreamCaller;
+  /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
+  readonly resultWaits: Map<string, number>;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
@@ -18,6 +21,23 @@ export interface LocalAnswer {
   readonly status: number;
   readonly body: unknown;
   readonly headers?: Record<string, string>;
+}
+
+/**
+ * Counts one task creation for `owner`; throws 429 with Retry-After past the policy's rate.
+ * Counted in the store, so every replica sees the same count.
+ */
+export async function countCreation(deps: TaskDeps, owner: string): Promise<void> {
+  const { limit, window } = deps.policy.createRate;
+  const now = Date.now();
+  const { count, resetAt } = await deps.store.countInWindow(`create:${owner}`, window, now);
+  if (count > limit) {
+    throw new GatewayError('TG_ERR_RATE_LIMITED', {
+      detail: 'task creation rate exceeded',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil((resetAt - now) / 1000))) },
+      data: { limit, windowMs: window },
+    });
+  }
 }
 
 /** Principal key of requests on a gateway running without authentication. */

@@ -10,7 +10,7 @@ import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { mintHandle } from './handle.js';
 import { enforcedInterval } from './poll-governor.js';
-import type { TaskDeps } from './task-context.js';
+import { countCreation, type TaskDeps } from './task-context.js';
 import { ownerOf } from './task-requests.js';
 import type { TaskRecord } from './task-record.js';
 import { presentTask, readTask, type JsonObject } from './task-shapes.js';
@@ -67,6 +67,17 @@ export async function registerCreatedTask(
     );
   }
 
+  if (era === 'modern') {
+    // The 2026 backend decides to create a task, so this is the first moment it can be counted.
+    try {
+      await countCreation(deps, record.owner);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      cancelRefused(deps, request, record, 'rate');
+      tg.taskOutcome = 'throttled';
+      return errorAnswer(request, response, error);
+    }
+  }
   const outcome = await deps.store.createTask(record, deps.policy.maxLivePerPrincipal);
   if (outcome !== 'created') {
     cancelRefused(deps, request, record, outcome);

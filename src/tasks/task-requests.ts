@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
-import { ANONYMOUS_OWNER, type LocalAnswer, type TaskDeps } from './task-context.js';
+import { ANONYMOUS_OWNER, countCreation, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
 import type { TaskRecord } from './task-record.js';
 import { isObject, taskFromRecord } from './task-shapes.js';
@@ -26,7 +26,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   const modern = mcp.era === 'modern';
   switch (message.method) {
     case 'tools/call':
-      prepareToolCall(deps, request, message);
+      await prepareToolCall(deps, request, message);
       return undefined;
     case 'subscriptions/listen':
       if (modern) prepareListen(request, message);
@@ -70,6 +70,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     const early = await governPoll(deps, request, message, record);
     if (early) return early;
   }
+  if (message.method === 'tasks/result') holdResultWait(deps, request);
   const instance = tg.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   tg.instance = instance;
@@ -114,7 +115,26 @@ function snapshotFromRecord(record: TaskRecord): Record<string, unknown> {
   return record.era === 'modern' ? { ...task, resultType: 'complete' } : task;
 }
 
-function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): void {
+/**
+ * 2025 tasks/result may block until the task ends: each open one holds a connection here and
+ * upstream, so a principal may hold only so many at once. Released when the answer ends.
+ */
+function holdResultWait(deps: TaskDeps, request: FastifyRequest): void {
+  const owner = ownerOf(request);
+  const open = deps.resultWaits.get(owner) ?? 0;
+  if (open >= deps.policy.maxResultWaitsPerPrincipal) {
+    request.tg.taskOutcome = 'throttled';
+    throw new GatewayError('TG_ERR_RATE_LIMITED', { detail: 'too many open tasks/result waits', headers: { 'retry-after': '1' } });
+  }
+  deps.resultWaits.set(owner, open + 1);
+  request.tg.releaseResultWait = () => {
+    const left = (deps.resultWaits.get(owner) ?? 1) - 1;
+    if (left > 0) deps.resultWaits.set(owner, left);
+    else deps.resultWaits.delete(owner);
+  };
+}
+
+async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<void> {
   const params = paramsOf(message);
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
   request.tg.toolName = tool;
@@ -123,6 +143,8 @@ function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonR
     return;
   }
   if (!isObject(params.task)) return;
+  // A 2025 client asks for the task, so its creation is counted before the backend works.
+  await countCreation(deps, ownerOf(request));
   // 2025: the client asks for a lifetime; the backend is asked for at most the policy's.
   const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
   const requested = params.task.ttl;

@@ -60,6 +60,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       request.tg = { route, abort: new AbortController() };
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) request.tg.abort.abort();
+        request.tg.releaseResultWait?.();
       });
       if (options.limits.requestTimeoutMs > 0) armRequestTimeout(request, reply, options.limits.requestTimeoutMs);
       checkHostAndOrigin(options.hostOrigin, request.headers.host, headerValue(request.headers.origin));

@@ -58,11 +58,29 @@ export const tasksSchema = z
       .min(1)
       .default(100)
       .describe('Most tasks one principal may have that are not yet terminal; the next creation is refused with 429.'),
+    createRate: z
+      .strictObject({
+        limit: z.int().min(1).default(120).describe('Tasks one principal may create per window.'),
+        window: durationSchema().prefault('1m').describe('The fixed window the limit counts in.'),
+      })
+      .prefault({})
+      .describe(
+        'Task creations per principal, counted in the store (shared by replicas). Past it a 2025 request ' +
+          'asking for a task gets 429 before reaching the backend; a 2026 creation is cancelled upstream and refused.',
+      ),
+    maxResultWaitsPerPrincipal: z
+      .int()
+      .min(1)
+      .default(16)
+      .describe('Concurrent 2025 tasks/result requests (which may block) one principal may hold open on one replica.'),
     maxRecords: z
       .int()
       .min(1)
       .default(1_000_000)
-      .describe('Most task records the memory store holds; creation beyond it is refused with 503.'),
+      .describe(
+        'Most task records the memory store holds; creation beyond it is refused with 503. Not used with ' +
+          'store.type redis, which Redis\'s own maxmemory bounds (and key TTLs keep lean).',
+      ),
     statusMessageMaxLength: z
       .int()
       .min(0)

@@ -31,6 +31,8 @@ describe('parseConfig', () => {
       tasks: {
         ttl: { default: 600_000, max: 3_600_000 },
         maxLivePerPrincipal: 100,
+        createRate: { limit: 120, window: 60_000 },
+        maxResultWaitsPerPrincipal: 16,
         maxRecords: 1_000_000,
         statusMessageMaxLength: 512,
         poll: { mode: 'cached', tolerance: 50, floor: 0, default: 1000, abuseFactor: 20 },

@@ -149,6 +149,14 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal(next.snapshot, undefined);
     });
 
+    it('counts events in fixed windows, per key', async () => {
+      const now = 1_000_000_020_000; // a multiple of the window, so the window starts here
+      assert.deepEqual(await store!.countInWindow('create:a', 60_000, now), { count: 1, resetAt: now + 60_000 });
+      assert.equal((await store!.countInWindow('create:a', 60_000, now + 10)).count, 2);
+      assert.equal((await store!.countInWindow('create:b', 60_000, now + 10)).count, 1);
+      assert.equal((await store!.countInWindow('create:a', 60_000, now + 60_000)).count, 1, 'a new window starts at zero');
+    });
+
     it('routes a relayed server request once', async () => {
       const route = { upstream: 'tools', instance: 'http://a', upstreamSession: 's', upstreamId: 0 };
       await store!.putServerRequest('tg-x', route, 60_000);

@@ -61,7 +61,10 @@ describe('poll governance rule', () => {
   it('forwards the first poll and any poll after the interval, minus the tolerance', () => {
     const first = decidePoll(undefined, 10_000, rules);
     assert.equal(first.verdict, 'forward');
-    assert.equal(decidePoll(first.next, 10_950, rules).verdict, 'forward');
+    const tolerated = decidePoll(first.next, 10_950, rules);
+    assert.equal(tolerated.verdict, 'forward');
+    assert.equal(tolerated.next.lastForwardedAt, 11_000, 'booked when it was due, so the schedule does not creep');
+    assert.equal(decidePoll(first.next, 12_000, rules).next.lastForwardedAt, 12_000, 'a late poll is booked when it came');
     const early = decidePoll(first.next, 10_400, rules);
     assert.equal(early.verdict, 'early');
     assert.equal(early.retryAfterMs, 550);
