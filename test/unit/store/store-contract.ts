@@ -135,6 +135,19 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store!.checkPoll(record.handle, now + 10_000, rules)).verdict, 'forward');
     });
 
+    it('books a poll accepted within the tolerance at its due time, so the schedule never creeps', async () => {
+      const record = taskRecord({ pollIntervalMs: 1000 });
+      await store!.createTask(record, 10);
+      const rules = { intervalMs: 1000, toleranceMs: 100, abuseFactor: 50 };
+      const now = Date.now();
+      assert.equal((await store!.checkPoll(record.handle, now, rules)).verdict, 'forward');
+      assert.equal((await store!.checkPoll(record.handle, now + 950, rules)).verdict, 'forward', 'within the tolerance');
+      // Booked at now + 1000, so the next is due at now + 2000 (minus the tolerance), not now + 1850.
+      const creeping = await store!.checkPoll(record.handle, now + 1880, rules);
+      assert.equal(creeping.verdict, 'early');
+      assert.equal(creeping.retryAfterMs, 20);
+    });
+
     it('forwards the next poll after the poll state is invalidated (the client changed the task)', async () => {
       const record = taskRecord({ pollIntervalMs: 10_000 });
       await store!.createTask(record, 10);
