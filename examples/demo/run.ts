@@ -1,6 +1,7 @@
 /**
  * The taskgate demo: the example MCP server (real SDK 1.x, task tools), taskgate in front of
- * it on the embedded memory store, and a scripted client that narrates what happens.
+ * it on the embedded memory store with JWT auth from a local identity provider, and a
+ * scripted client that narrates what happens to two principals' tasks.
  *
  *   npm ci && npm run demo
  *
@@ -12,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { buildGateway } from '../../src/gateway.js';
+import { startJwksServer } from '../identity-provider/issuer.js';
 import { startExampleServer } from '../mcp-server/server.js';
 
 const say = (text: string) => console.log(text);
@@ -19,79 +21,113 @@ const step = (n: number, text: string) => console.log(`\n[${n}] ${text}`);
 const detail = (text: string) => console.log(`    ${text}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function connect(url: string, name: string): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return client;
-}
-
 async function main(): Promise<void> {
   say('taskgate demo: an MCP task gateway in front of an unmodified MCP server\n');
 
-  step(1, 'Starting the example MCP server (SDK 1.x, 2025-11-25 task tools)');
+  step(1, 'Starting the example MCP server (SDK 1.x, 2025-11-25 task tools) and an identity provider');
   const backend = await startExampleServer({ name: 'demo-backend' });
-  detail(`backend listening at ${backend.url}`);
+  const issuer = await startJwksServer({ algs: ['ES256'] });
+  detail(`backend at ${backend.url}; token issuer ${issuer.issuer}, keys at ${issuer.url}`);
 
   step(2, 'Starting taskgate in front of it (policy examples/demo/policy.yaml, memory store)');
-  const policyText = await readFile(new URL('./policy.yaml', import.meta.url), 'utf8');
-  const config = parseConfig(policyText, {
-    env: { TASKGATE_DEMO_UPSTREAM: new URL(backend.url).origin },
+  const config = parseConfig(await readFile(new URL('./policy.yaml', import.meta.url), 'utf8'), {
+    env: { TASKGATE_DEMO_UPSTREAM: new URL(backend.url).origin, TASKGATE_DEMO_ISSUER: issuer.issuer, TASKGATE_DEMO_JWKS: issuer.url },
     source: 'examples/demo/policy.yaml',
   });
   const gateway = await buildGateway(config);
   const { url, adminUrl } = await gateway.listen();
+  await waitUntilReady(adminUrl);
   const mcpUrl = `${url}/mcp`;
-  detail(`gateway listening at ${mcpUrl}; admin (health, metrics) at ${adminUrl}`);
+  detail(`gateway at ${mcpUrl}; admin (health, metrics) at ${adminUrl}`);
 
+  const connect = async (subject: string): Promise<Client> => {
+    const token = await issuer.mint({ sub: subject, aud: 'http://127.0.0.1/mcp' });
+    const client = new Client({ name: `${subject}-agent`, version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    clients.push(client);
+    return client;
+  };
   const clients: Client[] = [];
+  const backendPolls = () => backend.stats.requests.filter((r) => r.rpcMethod === 'tasks/get').length;
   try {
-    step(3, 'A client connects through the gateway');
-    const alice = await connect(mcpUrl, 'alice-agent');
-    clients.push(alice);
+    step(3, 'alice and bob connect through the gateway, each with their own OAuth token');
+    const alice = await connect('alice');
+    const bob = await connect('bob');
     const { tools } = await alice.listTools();
-    detail(`server: ${alice.getServerVersion()?.name}; tools: ${tools.map((t) => t.name).join(', ')}`);
+    detail(`server: ${alice.getServerVersion()?.name}; ${tools.length} tools; tasks/list served by the gateway: ${alice.getServerCapabilities()?.tasks?.list ? 'yes' : 'no'}`);
 
-    step(4, 'The client starts slow_scan as a task');
-    const created = await alice.request(
-      { method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 2 }, task: { ttl: 60_000 } } },
+    step(4, 'alice starts slow_scan as a task');
+    const { task } = await alice.request(
+      { method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 3 }, task: { ttl: 60_000 } } },
       CreateTaskResultSchema,
     );
-    const taskId = created.task.taskId;
-    detail(`task created: ${taskId} (status ${created.task.status}, pollInterval ${created.task.pollInterval ?? '-'} ms)`);
+    const handle = task.taskId;
+    detail(`task created; alice holds the gateway's handle ${handle}`);
+    detail(`status ${task.status}; poll interval ${task.pollInterval} ms (the backend said 200 ms; the policy floor is 1 s)`);
 
-    step(5, 'The client polls tasks/get until the task is done');
-    for (;;) {
-      const task = await alice.experimental.tasks.getTask(taskId);
-      detail(`tasks/get → ${task.status}${task.statusMessage ? ` (${task.statusMessage})` : ''}`);
-      if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') break;
-      await sleep(Math.max(task.pollInterval ?? 500, 500));
+    step(5, 'alice polls too fast: early polls are answered from the gateway\'s snapshot, then refused');
+    const before = backendPolls();
+    for (let i = 1; i <= 5; i++) {
+      try {
+        const polled = await alice.experimental.tasks.getTask(handle);
+        detail(`poll ${i}: ${polled.status}${polled.statusMessage ? ` (${polled.statusMessage})` : ''}`);
+      } catch (error) {
+        detail(`poll ${i}: refused — ${String(error).replace(/^.*?\{/, '{').slice(0, 140)}`);
+      }
     }
-    const result = await alice.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    detail(`the backend saw ${backendPolls() - before} of those 5 polls`);
+    const seen = backend.stats.requests.find((r) => r.rpcMethod === 'tasks/get')?.body as { params: { taskId: string } };
+    detail(`between gateway and backend the task is ${seen.params.taskId}: that id never reaches a client`);
+
+    step(6, 'bob tries alice\'s task, then a task that does not exist: the same answer, by design');
+    for (const [label, id] of [['alice\'s handle', handle], ['an unknown handle', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']] as const) {
+      try {
+        await bob.experimental.tasks.getTask(id);
+        detail(`${label}: allowed (this should not happen)`);
+      } catch (error) {
+        detail(`${label}: ${String(error)}`);
+      }
+    }
+
+    step(7, 'alice polls at the pace she was given until the task is done, then fetches the result');
+    for (;;) {
+      await sleep(1000);
+      const polled = await alice.experimental.tasks.getTask(handle);
+      detail(`tasks/get → ${polled.status}${polled.statusMessage ? ` (${polled.statusMessage})` : ''}`);
+      if (polled.status === 'completed' || polled.status === 'failed' || polled.status === 'cancelled') break;
+    }
+    const result = await alice.experimental.tasks.getTaskResult(handle, CallToolResultSchema);
     detail(`tasks/result → ${result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join(' ')}`);
 
-    step(6, 'The client starts a long scan and cancels it');
-    const long = await alice.request(
-      { method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 60_000 } } },
-      CreateTaskResultSchema,
-    );
-    await sleep(600);
-    const cancelled = await alice.experimental.tasks.cancelTask(long.task.taskId);
-    detail(`tasks/cancel → ${cancelled.status}`);
+    step(8, 'bob starts a long scan and cancels it; each sees only their own tasks');
+    const long = await bob.request({ method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const cancelled = await bob.experimental.tasks.cancelTask(long.task.taskId);
+    detail(`bob: tasks/cancel → ${cancelled.status}`);
+    detail(`tasks/list for alice: ${(await alice.experimental.tasks.listTasks()).tasks.map((t) => `${t.taskId.slice(0, 8)}… ${t.status}`).join(', ')}`);
+    detail(`tasks/list for bob:   ${(await bob.experimental.tasks.listTasks()).tasks.map((t) => `${t.taskId.slice(0, 8)}… ${t.status}`).join(', ')}`);
 
-    say('\nNot shown yet (open issues): task handles and owner binding (a second principal refused like an');
-    say('unknown task), OAuth principals, and poll governance (early polls throttled). See README.md.');
-
-    step(7, 'What the gateway counted (from its Prometheus endpoint)');
+    step(9, 'What the gateway counted (from its Prometheus endpoint)');
     const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
     for (const line of metrics.split('\n')) {
-      if (line.startsWith('taskgate_http_requests_total{')) detail(line);
+      if (/^taskgate_(polls_total|task_operations_total|jwt_verifications_total)\{/.test(line)) detail(line);
     }
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
     await gateway.close();
     await backend.close();
+    await issuer.close();
   }
   say('\ndemo finished');
+}
+
+async function waitUntilReady(adminUrl: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(`${adminUrl}/readyz`);
+    await res.text();
+    if (res.ok) return;
+    await sleep(25);
+  }
+  throw new Error('the gateway did not become ready');
 }
 
 main().catch((error: unknown) => {

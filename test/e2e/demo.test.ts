@@ -6,14 +6,21 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 
-it('the demo runs to the end and shows a task created, polled, completed and cancelled', () => {
+it('the demo runs to the end: created, polled, throttled, refused to another principal, cancelled', () => {
   const script = new URL('../../examples/demo/run.ts', import.meta.url).pathname;
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 90_000 });
   assert.equal(run.status, 0, `demo failed:\n${run.stdout}\n${run.stderr}`);
-  assert.match(run.stdout, /task created: \S+ \(status working/);
+  assert.match(run.stdout, /task created; alice holds the gateway's handle [A-Za-z0-9_-]{32}\n/);
+  assert.match(run.stdout, /poll 5: refused .*-31001/);
+  assert.match(run.stdout, /the backend saw 1 of those 5 polls/);
+  const refusals = [...run.stdout.matchAll(/^ {4}(?:alice's handle|an unknown handle): (.*)$/gm)].map((m) => m[1]);
+  assert.equal(refusals.length, 2);
+  assert.equal(refusals[0], refusals[1], 'a foreign task must look exactly like an unknown one');
+  assert.match(refusals[0]!, /-32602/);
   assert.match(run.stdout, /tasks\/get → completed/);
   assert.match(run.stdout, /tasks\/result → scan complete/);
-  assert.match(run.stdout, /tasks\/cancel → cancelled/);
+  assert.match(run.stdout, /bob: tasks\/cancel → cancelled/);
+  assert.match(run.stdout, /taskgate_polls_total\{outcome="cached"\} [1-9]/);
   assert.match(run.stdout, /demo finished/);
   assert.doesNotMatch(run.stderr, /Deprecation|Warning/);
 });
