@@ -47,7 +47,6 @@ export type ErrorCode =
   | 'TG_ERR_UPSTREAM_TIMEOUT'
   | 'TG_ERR_BAD_GATEWAY'
   | 'TG_ERR_STORE_UNAVAILABLE'
-  | 'TG_ERR_SHUTTING_DOWN'
   | 'TG_ERR_INTERNAL';
 
 export interface ErrorDescription {
@@ -86,7 +85,6 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
   TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
   TG_ERR_STORE_UNAVAILABLE: 'The state store (sessions, tasks) did not answer; task operations fail closed.',
-  TG_ERR_SHUTTING_DOWN: 'The gateway is draining after SIGTERM.',
   TG_ERR_INTERNAL: 'A defect in the gateway; details are in the log, never in the answer.',
 };
 
@@ -149,8 +147,6 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used' };
     case 'TG_ERR_STORE_UNAVAILABLE':
       return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable' };
-    case 'TG_ERR_SHUTTING_DOWN':
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: the gateway is shutting down' };
     case 'TG_ERR_INTERNAL':
       return { httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
     default: {
