@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { legacyClient, modernClient, sleep, startTaskStack } from './task-harness.js';
 
 const notFound = (e: unknown) => (e instanceof JsonRpcResponseError || e instanceof McpError) && e.code === -32602;
@@ -25,6 +26,26 @@ describe('task lifetimes and limits', () => {
       const cancels = stack.backends[0]!.stats.requests.filter((r) => r.rpcMethod === 'tasks/cancel');
       assert.equal(cancels.length, 1, 'the expired task was cancelled upstream once');
       assert.notEqual((cancels[0]!.body as { params: { taskId: string } }).params.taskId, handle);
+    } finally {
+      await alice.close();
+      await stack.close();
+    }
+  });
+
+  it('forgets a 2025 task when its lifetime ends, and cancels it upstream on its own session', async () => {
+    const stack = await startTaskStack({ era: 'legacy', tasks: { ttl: { max: '1s' } } });
+    const alice = await legacyClient(stack, 'alice');
+    try {
+      const { task } = await alice.request({ method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 3_600_000 } } }, CreateTaskResultSchema);
+      assert.equal(task.ttl, 1000);
+      assert.equal((await alice.experimental.tasks.getTask(task.taskId)).status, 'working');
+      await sleep(2300);
+      await assert.rejects(alice.experimental.tasks.getTask(task.taskId), notFound);
+      const requests = (stack.backends[0]!.stats as ExampleServerStats).requests;
+      const created = requests.find((r) => r.rpcMethod === 'tools/call')!;
+      const cancels = requests.filter((r) => r.rpcMethod === 'tasks/cancel');
+      assert.equal(cancels.length, 1, 'the expired task was cancelled upstream once');
+      assert.equal(cancels[0]!.sessionId, created.sessionId, 'on the session that created it');
     } finally {
       await alice.close();
       await stack.close();
