@@ -19,7 +19,7 @@ import { GatewayError } from './errors.js';
 import { buildLoggerOptions } from './observability/logger.js';
 import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observability/metrics.js';
 import { InstancePool } from './routing/balancer.js';
-import { MemoryStore } from './store/memory-store.js';
+import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
 import type { TaskDeps } from './tasks/task-context.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
@@ -46,7 +46,6 @@ export interface Gateway {
 }
 
 const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
-const MAX_SESSIONS = 100_000;
 const EXPIRY_SWEEP_MS = 1000;
 const GATEWAY_CALL_TIMEOUT_MS = 10_000;
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
@@ -55,7 +54,7 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
-  const store = deps.store ?? new MemoryStore({ maxSessions: MAX_SESSIONS, maxTasks: config.tasks.maxRecords });
+  const store = deps.store ?? createStore(config, logger);
   let draining = false;
 
   const app = Fastify({

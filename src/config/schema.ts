@@ -15,6 +15,7 @@ import { listenSchema } from './sections/listen.js';
 import { loggingSchema } from './sections/logging.js';
 import { publicUrlSchema } from './sections/public-url.js';
 import { routesSchema } from './sections/routes.js';
+import { storeSchema } from './sections/store.js';
 import { tasksSchema } from './sections/tasks.js';
 import { upstreamsSchema } from './sections/upstreams.js';
 
@@ -27,6 +28,7 @@ export const configSchema = z
     upstreams: upstreamsSchema,
     routes: routesSchema,
     tasks: tasksSchema.prefault({}),
+    store: storeSchema.prefault({ type: 'memory' }),
     limits: limitsSchema.prefault({}),
     logging: loggingSchema.prefault({}),
   })
@@ -46,3 +48,4 @@ export type RouteConfig = Config['routes'][number];
 export type LimitsConfig = Config['limits'];
 export type LoggingConfig = Config['logging'];
 export type TasksPolicy = Config['tasks'];
+export type StoreConfig = Config['store'];

@@ -14,7 +14,11 @@ describe('generated schema and docs', () => {
   it('are reported stale where the committed copy is missing', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'taskgate-gen-'));
     try {
-      assert.deepEqual(await findStaleFiles(empty), ['config/taskgate.schema.json', 'docs/policy.md', 'docs/errors.md']);
+      assert.deepEqual(await findStaleFiles(empty), [
+        'config/taskgate.schema.json',
+        'docs/policy.md',
+        'docs/errors.md',
+      ]);
     } finally {
       await rm(empty, { recursive: true, force: true });
     }
@@ -54,7 +58,7 @@ describe('generated schema and docs', () => {
 
   it('document every top-level key in docs/policy.md', () => {
     const doc = generatedFiles().find((f) => f.path === 'docs/policy.md')?.content ?? '';
-    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'limits', 'logging']) {
+    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'tasks', 'store', 'limits', 'logging']) {
       assert.ok(doc.includes(`## \`${key}\``), key);
     }
     assert.ok(doc.includes('### `upstreams.<name>.timeouts`'));

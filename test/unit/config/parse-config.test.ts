@@ -39,6 +39,7 @@ describe('parseConfig', () => {
         listPageSize: 50,
         tools: {},
       },
+      store: { type: 'memory' },
       limits: {
         maxBodyBytes: 1_048_576,
         maxHeaderBytes: 16_384,

@@ -170,6 +170,114 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await store!.countInWindow('create:a', 60_000, now + 60_000)).count, 1, 'a new window starts at zero');
     });
 
+    it('counts neither expired nor deleted tasks against the owner limit', async () => {
+      const expired = taskRecord({ expiresAt: Date.now() - 1 });
+      const deleted = taskRecord();
+      assert.equal(await store!.createTask(expired, 2), 'created');
+      assert.equal(await store!.createTask(deleted, 2), 'created');
+      await store!.deleteTask(deleted.handle);
+      assert.equal(await store!.createTask(taskRecord(), 2), 'created');
+      assert.equal(await store!.createTask(taskRecord(), 2), 'created');
+      assert.equal(await store!.createTask(taskRecord(), 2), 'owner-limit');
+    });
+
+    it('lets exactly the owner limit through when creations race', async () => {
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => store!.createTask(taskRecord({ owner: 'racer' }), 3)));
+      assert.equal(outcomes.filter((o) => o === 'created').length, 3);
+      assert.equal(outcomes.filter((o) => o === 'owner-limit').length, 5);
+    });
+
+    it('forwards exactly one of concurrent polls', async () => {
+      const record = taskRecord();
+      await store!.createTask(record, 10);
+      const now = Date.now();
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 100 };
+      const decisions = await Promise.all(Array.from({ length: 6 }, () => store!.checkPoll(record.handle, now, rules)));
+      assert.equal(decisions.filter((d) => d.verdict === 'forward').length, 1);
+      assert.deepEqual(decisions.filter((d) => d.verdict === 'early').map((d) => d.next.earlyCount).sort(), [1, 2, 3, 4, 5]);
+    });
+
+    it('forgets a deleted task everywhere: list, backend id, poll state', async () => {
+      const record = taskRecord();
+      await store!.createTask(record, 10);
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      await store!.checkPoll(record.handle, now, rules);
+      await store!.deleteTask(record.handle);
+      assert.deepEqual(await store!.listTasks(record.owner, undefined, 10), []);
+      assert.equal(await store!.findTaskHandle(record.upstream, record.instance, record.upstreamTaskId), undefined);
+      // The same record again (as a test can, a client cannot) starts with a fresh poll clock.
+      await store!.createTask(record, 10);
+      assert.equal((await store!.checkPoll(record.handle, now + 1, rules)).verdict, 'forward');
+      await store!.deleteTask('never-created-handle-000000000000');
+    });
+
+    it('changes nothing for an update of an unknown task', async () => {
+      const handle = taskRecord().handle;
+      await store!.updateTask(handle, { status: 'completed' });
+      assert.equal(await store!.getTask(handle), undefined);
+    });
+
+    it('keeps a task whose lifetime an update extended from the sweeper until its new end', async () => {
+      const now = Date.now();
+      const record = taskRecord({ ttlMs: 1000, expiresAt: now + 1000 });
+      await store!.createTask(record, 10);
+      await store!.updateTask(record.handle, { ttlMs: 5000, expiresAt: now + 5000 });
+      assert.deepEqual(await store!.takeExpiredTasks(now + 2000, 10), []);
+      assert.ok(await store!.getTask(record.handle));
+      const taken = await store!.takeExpiredTasks(now + 5000, 10);
+      assert.deepEqual(taken.map((r) => [r.handle, r.expiresAt]), [[record.handle, now + 5000]]);
+    });
+
+    it('hands the sweeper at most `limit` expired tasks per call', async () => {
+      const now = Date.now();
+      for (let i = 0; i < 5; i++) await store!.createTask(taskRecord({ expiresAt: now - 10 + i }), 10);
+      assert.equal((await store!.takeExpiredTasks(now, 2)).length, 2);
+      assert.equal((await store!.takeExpiredTasks(now, 2)).length, 2);
+      assert.equal((await store!.takeExpiredTasks(now, 2)).length, 1);
+      assert.deepEqual(await store!.takeExpiredTasks(now, 2), []);
+    });
+
+    it('pages through tasks created in the same millisecond in handle order, without repeats', async () => {
+      const createdAt = Date.now();
+      const same = Array.from({ length: 5 }, () => taskRecord({ createdAt }));
+      for (const r of same) await store!.createTask(r, 100);
+      const seen: string[] = [];
+      let after: { createdAt: number; handle: string } | undefined;
+      for (;;) {
+        const page = await store!.listTasks('owner-a', after, 2);
+        if (page.length === 0) break;
+        seen.push(...page.map((r) => r.handle));
+        after = { createdAt: page.at(-1)!.createdAt, handle: page.at(-1)!.handle };
+      }
+      assert.deepEqual(seen, same.map((r) => r.handle).sort());
+    });
+
+    it('leaves expired tasks out of a listing', async () => {
+      const live = taskRecord();
+      await store!.createTask(taskRecord({ expiresAt: Date.now() - 1, createdAt: live.createdAt + 1 }), 10);
+      await store!.createTask(live, 10);
+      assert.deepEqual((await store!.listTasks('owner-a', undefined, 1)).map((r) => r.handle), [live.handle]);
+    });
+
+    it('returns a record exactly as stored: optional fields absent, any text intact', async () => {
+      const { upstreamSession: _session, protocolVersion: _version, ...bare } = taskRecord({ era: 'modern' });
+      const record = { ...bare, tool: 'scan_ünïcode_🚀', statusMessage: 'line one\nline "two" {x}', readOnce: true };
+      await store!.createTask(record, 10);
+      assert.deepEqual(await store!.getTask(record.handle), record);
+      await store!.updateTask(record.handle, { statusMessage: undefined });
+      const { statusMessage, ...rest } = (await store!.getTask(record.handle))!;
+      assert.equal(statusMessage, undefined, 'a patch to undefined removes the message');
+      const { statusMessage: _message, ...expected } = record;
+      assert.deepEqual(rest, expected);
+    });
+
+    it('forgets a relayed server request after its lifetime', async () => {
+      await store!.putServerRequest('tg-y', { upstream: 'tools', instance: 'http://a', upstreamId: 'r1' }, 50);
+      await new Promise((r) => setTimeout(r, 80));
+      assert.equal(await store!.takeServerRequest('tg-y'), undefined);
+    });
+
     it('routes a relayed server request once', async () => {
       const route = { upstream: 'tools', instance: 'http://a', upstreamSession: 's', upstreamId: 0 };
       await store!.putServerRequest('tg-x', route, 60_000);

@@ -1,0 +1,108 @@
+/**
+ * The ioredis client of the Redis store, configured to fail closed: while Redis is away a
+ * command is refused at once instead of queueing (nothing piles up in memory), a command
+ * Redis does not answer within commandTimeout is rejected, and a connection that stops
+ * answering is dropped and reopened (socketTimeout). Reconnection is retried forever, so
+ * the gateway recovers by itself when Redis returns.
+ */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import type { RedisStoreConfig } from '../config/sections/store.js';
+
+export type RedisClient = Redis | Cluster;
+
+const MAX_RECONNECT_DELAY_MS = 1000;
+
+/** Quick first retries (a restart or failover is usually brief), then one a second. */
+function reconnectDelay(attempt: number): number {
+  return Math.min(50 * 2 ** Math.min(attempt, 5), MAX_RECONNECT_DELAY_MS);
+}
+
+function tlsOptions(config: RedisStoreConfig): ConnectionOptions | undefined {
+  const { tls } = config;
+  if (tls === true || (tls === undefined && config.url?.startsWith('rediss:'))) return {};
+  if (tls === false || tls === undefined) return undefined;
+  return {
+    ...(tls.ca === undefined ? {} : { ca: readFileSync(tls.ca, 'utf8') }),
+    ...(tls.servername === undefined ? {} : { servername: tls.servername }),
+  };
+}
+
+function connectionOptions(config: RedisStoreConfig): RedisOptions {
+  const tls = tlsOptions(config);
+  return {
+    username: config.username,
+    password: config.password,
+    ...(tls ? { tls } : {}),
+    connectTimeout: config.connectTimeout,
+    commandTimeout: config.commandTimeout,
+    socketTimeout: config.commandTimeout,
+    // A command the server may already have run (a poll decision, a creation) must not be
+    // replayed after a reconnect: the caller was already told it failed.
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: reconnectDelay,
+    connectionName: 'taskgate',
+  };
+}
+
+export function createRedisClient(config: RedisStoreConfig): RedisClient {
+  const options = connectionOptions(config);
+  switch (config.mode) {
+    case 'cluster':
+      return new Cluster(config.nodes ?? [], {
+        enableOfflineQueue: false,
+        scaleReads: 'master',
+        clusterRetryStrategy: reconnectDelay,
+        slotsRefreshTimeout: config.connectTimeout,
+        retryDelayOnFailover: 50,
+        retryDelayOnClusterDown: 50,
+        retryDelayOnTryAgain: 50,
+        // Node connections open lazily and must queue their first command while they do;
+        // commandTimeout still bounds how long one waits there.
+        redisOptions: options,
+      });
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        enableOfflineQueue: false,
+        sentinels: config.sentinels ?? [],
+        name: config.name,
+        sentinelCommandTimeout: config.commandTimeout,
+        enableTLSForSentinelMode: options.tls !== undefined,
+      });
+    case 'standalone':
+      return new Redis(config.url ?? '', { ...options, enableOfflineQueue: false });
+    default: {
+      const unreachable: never = config.mode;
+      throw new Error(`unknown redis mode ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * Logs an outage once when it starts and once when it ends: ioredis reports an error on
+ * every reconnect attempt, which while Redis is down would flood the log.
+ */
+export function logConnectionState(client: RedisClient, logger: Logger, mode: RedisStoreConfig['mode']): void {
+  let up = false;
+  let reported = false;
+  client.on('ready', () => {
+    logger.info({ store: 'redis', mode }, reported ? 'store reachable again' : 'store connected');
+    up = true;
+    reported = false;
+  });
+  client.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn({ store: 'redis', mode, err: error }, 'store unreachable; task operations fail with 503 until it returns');
+  });
+  client.on('close', () => {
+    if (!up || reported) return;
+    up = false;
+    reported = true;
+    logger.warn({ store: 'redis', mode }, 'store connection lost; task operations fail with 503 until it returns');
+  });
+}

@@ -1,0 +1,233 @@
+/**
+ * The Redis store's Lua scripts. Each runs atomically on one server, so each is the unit of
+ * agreement between replicas; in a Cluster every key a script names must share one hash slot
+ * (see redis-keys.ts for which keys share which). ioredis sends them by SHA and loads them
+ * on NOSCRIPT, through defineCommand.
+ *
+ * Numbers travel as decimal strings: epoch milliseconds are exact in Lua's doubles, and
+ * passing the caller's string on (rather than a number Lua formats) keeps them byte-exact.
+ */
+import type { Cluster, Redis, Result } from 'ioredis';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    taskgateCreateTask(...keysAndArgs: string[]): Result<string, Context>;
+    taskgateReserveOwner(...keysAndArgs: string[]): Result<string, Context>;
+    taskgateWriteTask(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateSyncOwner(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateSyncBackend(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateSyncExpiry(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateUpdateTask(...keysAndArgs: string[]): Result<(string | null)[] | null, Context>;
+    taskgateRemoveTask(...keysAndArgs: string[]): Result<string[], Context>;
+    taskgateClaimExpired(...keysAndArgs: string[]): Result<string[], Context>;
+    taskgateCheckPoll(...keysAndArgs: string[]): Result<[string, string, number, number, string | null], Context>;
+    taskgateSaveSnapshot(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateCountInWindow(...keysAndArgs: string[]): Result<number, Context>;
+  }
+}
+
+/** Shared by the scripts below; `local` keeps each script's globals clean (Redis forbids others). */
+const LIBRARY = `
+local function extend(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+
+-- The owner's live count is checked and the new task counted in the same step, so two
+-- replicas creating for one owner at once cannot both pass the limit.
+local function reserve_owner(live, tasks, now, max_live, expires_at, handle, member, counts, ttl)
+  redis.call('ZREMRANGEBYSCORE', live, '-inf', now)
+  if redis.call('ZCARD', live) >= tonumber(max_live) then return false end
+  if counts == '1' then
+    redis.call('ZADD', live, expires_at, handle)
+    extend(live, ttl)
+  end
+  redis.call('ZADD', tasks, 0, member)
+  extend(tasks, ttl)
+  return true
+end
+
+local function write_task(record, ttl, first)
+  redis.call('DEL', record)
+  redis.call('HSET', record, unpack(ARGV, first))
+  redis.call('PEXPIRE', record, ttl)
+end
+
+local function index_expiry(expiry, expires_at, handle, ttl)
+  redis.call('ZADD', expiry, expires_at, handle)
+  extend(expiry, ttl)
+end
+`;
+
+interface ScriptDefinition {
+  readonly keys: number;
+  readonly body: string;
+}
+
+/**
+ * ARGV layout of a creation: now, maxLive, expiresAt, handle, list member, counts (1 when the
+ * task is not terminal), key TTL, then the record's field/value pairs.
+ */
+const SCRIPTS = {
+  // KEYS: owner live, owner tasks, record, backend, expiry. Standalone and Sentinel only: in
+  // a Cluster these keys live in different slots.
+  taskgateCreateTask: {
+    keys: 5,
+    body: `
+local ttl = tonumber(ARGV[7])
+if not reserve_owner(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ttl) then return 'owner-limit' end
+write_task(KEYS[3], ttl, 8)
+redis.call('SET', KEYS[4], ARGV[4], 'PX', ttl)
+index_expiry(KEYS[5], ARGV[3], ARGV[4], ttl)
+return 'created'`,
+  },
+  // Cluster creation, step one, in the owner's slot. KEYS: owner live, owner tasks.
+  taskgateReserveOwner: {
+    keys: 2,
+    body: `
+if not reserve_owner(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])) then return 'owner-limit' end
+return 'reserved'`,
+  },
+  // Cluster creation, step two, in the handle's slot. KEYS: record. ARGV: ttl, field/value pairs.
+  taskgateWriteTask: {
+    keys: 1,
+    body: `
+write_task(KEYS[1], tonumber(ARGV[1]), 2)
+return 1`,
+  },
+  // Brings an owner's entries in line with the record. KEYS: owner live, owner tasks.
+  // ARGV: handle, list member, live (1/0), listed (1/0), expiresAt, ttl.
+  taskgateSyncOwner: {
+    keys: 2,
+    body: `
+local ttl = tonumber(ARGV[6])
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
+  extend(KEYS[1], ttl)
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+if ARGV[4] == '1' then
+  redis.call('ZADD', KEYS[2], 0, ARGV[2])
+  extend(KEYS[2], ttl)
+else
+  redis.call('ZREM', KEYS[2], ARGV[2])
+end
+return 1`,
+  },
+  // The backend id may since point at another task; only this task's entry is touched.
+  // KEYS: backend. ARGV: handle, ttl ('' deletes).
+  taskgateSyncBackend: {
+    keys: 1,
+    body: `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`,
+  },
+  // KEYS: expiry. ARGV: handle, expiresAt ('' removes), ttl.
+  taskgateSyncExpiry: {
+    keys: 1,
+    body: `
+if ARGV[2] == '' then redis.call('ZREM', KEYS[1], ARGV[1]) else index_expiry(KEYS[1], ARGV[2], ARGV[1], tonumber(ARGV[3])) end
+return 1`,
+  },
+  // KEYS: record, poll, snapshot. ARGV: ttl for a new expiresAt (or ''), count of set
+  // arguments, field/value pairs, fields to remove. Returns the status and expiresAt before,
+  // then the record after; nil when there is no record (an update never creates one).
+  taskgateUpdateTask: {
+    keys: 3,
+    body: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local before = redis.call('HMGET', KEYS[1], 'status', 'expiresAt')
+local n = tonumber(ARGV[2])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 3, 2 + n)) end
+if #ARGV > 2 + n then redis.call('HDEL', KEYS[1], unpack(ARGV, 3 + n)) end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'expiresAt') ~= before[2] then
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+end
+local reply = { before[1], before[2] }
+for _, value in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = value end
+return reply`,
+  },
+  // Deletes a task's own keys, unconditionally or (ARGV[1] = now) only once it has expired.
+  // KEYS: record, poll, snapshot. Returns {'gone'}, {'live', expiresAt} or {'removed', fields...}.
+  taskgateRemoveTask: {
+    keys: 3,
+    body: `
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return { 'gone' } end
+if ARGV[1] ~= '' then
+  local expires_at = redis.call('HGET', KEYS[1], 'expiresAt')
+  if tonumber(expires_at) > tonumber(ARGV[1]) then return { 'live', expires_at } end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+local reply = { 'removed' }
+for _, value in ipairs(fields) do reply[#reply + 1] = value end
+return reply`,
+  },
+  // Hands due handles to one sweeper: they are leased (re-scored to the lease's end) rather
+  // than removed, so a sweeper that dies before finishing leaves them for the next one.
+  // KEYS: expiry. ARGV: now, limit, lease end, lease ttl.
+  taskgateClaimExpired: {
+    keys: 1,
+    body: `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, handle in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], handle) end
+if #due > 0 then extend(KEYS[1], tonumber(ARGV[4])) end
+return due`,
+  },
+  // decidePoll (src/tasks/poll-governor.ts), step for step. KEYS: record, poll, snapshot.
+  // ARGV: now, intervalMs, toleranceMs, abuseFactor. State is kept only while the record
+  // exists, and lives exactly as long. Returns verdict, next lastForwardedAt, next early
+  // count, retryAfterMs, and the sealed snapshot for a poll that is not forwarded.
+  taskgateCheckPoll: {
+    keys: 3,
+    body: `
+local now = tonumber(ARGV[1])
+local state = redis.call('HMGET', KEYS[2], 'last', 'early')
+local early = tonumber(state[2] or '0')
+local allowed = now
+if state[1] then allowed = tonumber(state[1]) + tonumber(ARGV[2]) - tonumber(ARGV[3]) end
+local verdict, last, retry
+if now >= allowed then
+  -- Booked at the time it was due (not at arrival), so the tolerance cannot make the
+  -- schedule creep earlier cycle by cycle.
+  verdict, last, early, retry = 'forward', ARGV[1], 0, 0
+  if state[1] then last = string.format('%.0f', math.max(now, tonumber(state[1]) + tonumber(ARGV[2]))) end
+else
+  early = early + 1
+  if early > tonumber(ARGV[4]) then verdict = 'abusive' else verdict = 'early' end
+  last, retry = state[1], allowed - now
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('HSET', KEYS[2], 'last', last, 'early', early)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+local snapshot = false
+if verdict ~= 'forward' then snapshot = redis.call('GET', KEYS[3]) end
+return { verdict, last, early, retry, snapshot }`,
+  },
+  // KEYS: record, snapshot. ARGV: sealed snapshot. Kept only while the record exists.
+  taskgateSaveSnapshot: {
+    keys: 2,
+    body: `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+return 1`,
+  },
+  // KEYS: window counter. ARGV: ttl until the window ends.
+  taskgateCountInWindow: {
+    keys: 1,
+    body: `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return count`,
+  },
+} as const satisfies Record<string, ScriptDefinition>;
+
+export function defineStoreScripts(client: Redis | Cluster): void {
+  for (const [name, { keys, body }] of Object.entries(SCRIPTS)) {
+    client.defineCommand(name, { numberOfKeys: keys, lua: `${LIBRARY}\n${body}` });
+  }
+}

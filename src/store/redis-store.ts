@@ -1,0 +1,301 @@
+/**
+ * The shared store (DESIGN.md §4): many gateway replicas, one truth in Redis.
+ *
+ * The task record (in the handle's slot) is the truth; the indexes in other slots (owner,
+ * backend id, expiry) are maintained beside it and every reader checks them against the
+ * record, so an index entry left behind by a half-finished operation is ignored or repaired,
+ * never served. Round trips per operation are listed in docs/operations.md.
+ *
+ * Every method rejects with StoreUnavailableError (503) when Redis cannot answer: at once
+ * while the connection is down, within commandTimeout when Redis stalls.
+ */
+import { Cluster } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { RedisStoreConfig } from '../config/sections/store.js';
+import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
+import { isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
+import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
+import { RedisKeys, handleOfListMember, listMember, pxTtl, taskKeyTtl } from './redis-keys.js';
+import { defineStoreScripts } from './redis-scripts.js';
+import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
+import { RedisTaskIndexes } from './redis-task-indexes.js';
+import { SnapshotCipher } from './snapshot-cipher.js';
+import type { CreateTaskOutcome, Store, TaskListPosition } from './store.js';
+import { StoreUnavailableError } from './store-unavailable.js';
+
+/** How long a sweeper holds expired handles it claimed before another replica may take them. */
+const SWEEP_LEASE_MS = 15_000;
+
+export interface RedisStoreDeps {
+  logger?: Logger;
+}
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+  readonly keys: RedisKeys;
+  private readonly client: RedisClient;
+  private readonly indexes: RedisTaskIndexes;
+  private readonly config: RedisStoreConfig;
+  private readonly cipher: SnapshotCipher;
+  private readonly logger: Logger;
+
+  constructor(config: RedisStoreConfig, deps: RedisStoreDeps = {}) {
+    this.config = config;
+    this.logger = deps.logger ?? pino({ level: 'silent' });
+    this.keys = new RedisKeys(config.keyPrefix);
+    this.cipher = new SnapshotCipher(config.snapshotKeys);
+    this.client = createRedisClient(config);
+    this.indexes = new RedisTaskIndexes(this.client, this.keys);
+    defineStoreScripts(this.client);
+    logConnectionState(this.client, this.logger, config.mode);
+  }
+
+  /** Resolves once connected; for callers (tests, start-up) that would rather wait than fail. */
+  async whenReady(timeoutMs = this.config.connectTimeout): Promise<void> {
+    if (this.client.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        reject(new StoreUnavailableError(new Error(`redis not ready within ${timeoutMs}ms`)));
+      }, timeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async touchSession(upstream: string, sessionId: string, ttlMs: number): Promise<string | undefined> {
+    const instance = await this.run(() => this.client.getex(this.keys.session(upstream, sessionId), 'PX', pxTtl(ttlMs)));
+    return instance ?? undefined;
+  }
+
+  async setSessionInstance(upstream: string, sessionId: string, instance: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.client.set(this.keys.session(upstream, sessionId), instance, 'PX', pxTtl(ttlMs)));
+  }
+
+  async deleteSession(upstream: string, sessionId: string): Promise<void> {
+    await this.run(() => this.client.del(this.keys.session(upstream, sessionId)));
+  }
+
+  async createTask(record: TaskRecord, maxLivePerOwner: number): Promise<CreateTaskOutcome> {
+    return this.run(async () => {
+      const now = Date.now();
+      const task = this.keys.task(record.handle);
+      const owner = this.keys.owner(record.owner);
+      const keyTtl = String(taskKeyTtl(record.expiresAt, now));
+      const ownerArgs = [String(now), String(maxLivePerOwner), String(record.expiresAt), record.handle, listMember(record), isTerminalStatus(record.status) ? '0' : '1', keyTtl];
+      const backend = this.keys.backend(record.upstream, record.instance, record.upstreamTaskId);
+      if (this.config.mode !== 'cluster') {
+        const outcome = await this.client.taskgateCreateTask(owner.live, owner.tasks, task.record, backend, this.keys.expiry(), ...ownerArgs, ...encodeTask(record));
+        if (outcome === 'created') await this.waitForReplicas(task.record);
+        return outcome as CreateTaskOutcome;
+      }
+      // Cluster: the owner's keys and the task's keys live in different slots. The owner step
+      // goes first because it is the one that can refuse; if a later step fails, the
+      // reservation is taken back (and, should that fail too, lapses at expiresAt).
+      if ((await this.client.taskgateReserveOwner(owner.live, owner.tasks, ...ownerArgs)) === 'owner-limit') return 'owner-limit';
+      try {
+        await Promise.all([
+          this.client.taskgateWriteTask(task.record, keyTtl, ...encodeTask(record)),
+          this.client.set(backend, record.handle, 'PX', keyTtl),
+          this.client.taskgateSyncExpiry(this.keys.expiry(), record.handle, String(record.expiresAt), keyTtl),
+        ]);
+      } catch (error) {
+        await this.indexes.forget(record).catch(() => undefined);
+        await this.client.del(task.record).catch(() => undefined);
+        throw error;
+      }
+      await this.waitForReplicas(task.record);
+      return 'created';
+    });
+  }
+
+  async getTask(handle: string): Promise<TaskRecord | undefined> {
+    const record = decodeTask(await this.run(() => this.client.hgetall(this.keys.task(handle).record)));
+    return record && record.expiresAt > Date.now() ? record : undefined;
+  }
+
+  async updateTask(handle: string, patch: TaskPatch): Promise<void> {
+    await this.run(async () => {
+      const task = this.keys.task(handle);
+      const { set, remove } = encodePatch(patch);
+      const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, Date.now()));
+      const reply = await this.client.taskgateUpdateTask(task.record, task.poll, task.snapshot, newTtl, String(set.length), ...set, ...remove);
+      if (!reply) return;
+      const [statusBefore, expiresAtBefore, ...fields] = reply;
+      const record = decodeTask(fields as string[]);
+      if (!record) return;
+      const wasLive = statusBefore !== null && !isTerminalStatus(statusBefore as TaskRecord['status']);
+      const expiryMoved = String(record.expiresAt) !== expiresAtBefore;
+      // The common update (status and timestamps of a running task) ends here: one round trip.
+      if (wasLive === !isTerminalStatus(record.status) && !expiryMoved) return;
+      await this.indexes.follow(record, expiryMoved);
+    });
+  }
+
+  async deleteTask(handle: string): Promise<void> {
+    await this.run(async () => {
+      const task = this.keys.task(handle);
+      const reply = await this.client.taskgateRemoveTask(task.record, task.poll, task.snapshot, '');
+      const record = reply[0] === 'removed' ? decodeTask(reply.slice(1)) : undefined;
+      if (record) await this.indexes.forget(record);
+    });
+  }
+
+  async findTaskHandle(upstream: string, instance: string, upstreamTaskId: string): Promise<string | undefined> {
+    const handle = await this.run(() => this.client.get(this.keys.backend(upstream, instance, upstreamTaskId)));
+    return handle ?? undefined;
+  }
+
+  async listTasks(owner: string, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
+    return this.run(async () => {
+      const now = Date.now();
+      const key = this.keys.owner(owner).tasks;
+      const page: TaskRecord[] = [];
+      const dangling: string[] = [];
+      let from = after ? `(${listMember(after)}` : '-';
+      while (page.length < limit) {
+        const members = await this.client.zrangebylex(key, from, '+', 'LIMIT', 0, limit);
+        const records = await Promise.all(members.map((m) => this.client.hgetall(this.keys.task(handleOfListMember(m)).record)));
+        members.forEach((member, i) => {
+          const record = decodeTask(records[i]!);
+          if (!record) dangling.push(member);
+          else if (record.owner === owner && record.expiresAt > now && page.length < limit) page.push(record);
+        });
+        if (members.length < limit) break;
+        from = `(${members.at(-1)!}`;
+      }
+      // Entries whose record is gone (a deletion whose index step failed) are dropped here.
+      if (dangling.length > 0) await this.client.zrem(key, ...dangling);
+      return page;
+    });
+  }
+
+  async takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]> {
+    return this.run(async () => {
+      const expiry = this.keys.expiry();
+      const due = await this.client.taskgateClaimExpired(expiry, String(now), String(limit), String(now + SWEEP_LEASE_MS), String(taskKeyTtl(now + SWEEP_LEASE_MS, now)));
+      const replies = await Promise.all(
+        due.map((handle) => {
+          const task = this.keys.task(handle);
+          return this.client.taskgateRemoveTask(task.record, task.poll, task.snapshot, String(now));
+        }),
+      );
+      const taken: TaskRecord[] = [];
+      const settled: Promise<unknown>[] = [];
+      replies.forEach((reply, i) => {
+        const handle = due[i]!;
+        const record = reply[0] === 'removed' ? decodeTask(reply.slice(1)) : undefined;
+        if (record) {
+          taken.push(record);
+          settled.push(this.indexes.forget(record));
+        } else if (reply[0] === 'live') {
+          // Its lifetime was extended after it was indexed: back in line at the new time.
+          settled.push(this.indexes.requeue(handle, Number(reply[1])));
+        } else {
+          settled.push(this.client.zrem(expiry, handle));
+        }
+      });
+      await Promise.all(settled);
+      return taken;
+    });
+  }
+
+  async checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }> {
+    const task = this.keys.task(handle);
+    const [verdict, last, earlyCount, retryAfterMs, sealed] = await this.run(() =>
+      this.client.taskgateCheckPoll(task.record, task.poll, task.snapshot, String(now), String(rules.intervalMs), String(rules.toleranceMs), String(rules.abuseFactor)),
+    );
+    const decision: PollDecision = {
+      verdict: verdict as PollDecision['verdict'],
+      next: { lastForwardedAt: Number(last), earlyCount: Number(earlyCount) },
+      retryAfterMs: Number(retryAfterMs),
+    };
+    if (decision.verdict === 'forward') return decision;
+    return { ...decision, snapshot: sealed === null ? undefined : this.openSnapshot(sealed, handle) };
+  }
+
+  async savePollSnapshot(handle: string, snapshot: string): Promise<void> {
+    const task = this.keys.task(handle);
+    const sealed = this.cipher.seal(snapshot, handle);
+    await this.run(() => this.client.taskgateSaveSnapshot(task.record, task.snapshot, sealed));
+  }
+
+  async invalidatePoll(handle: string): Promise<void> {
+    const task = this.keys.task(handle);
+    await this.run(() => this.client.del(task.poll, task.snapshot));
+  }
+
+  async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {
+    const start = now - (now % windowMs);
+    const resetAt = start + windowMs;
+    const count = await this.run(() => this.client.taskgateCountInWindow(this.keys.window(key, start), String(pxTtl(resetAt - now))));
+    return { count, resetAt };
+  }
+
+  async putServerRequest(id: string, route: ServerRequestRoute, ttlMs: number): Promise<void> {
+    await this.run(() => this.client.set(this.keys.serverRequest(id), JSON.stringify(route), 'PX', pxTtl(ttlMs)));
+  }
+
+  async takeServerRequest(id: string): Promise<ServerRequestRoute | undefined> {
+    const route = await this.run(() => this.client.getdel(this.keys.serverRequest(id)));
+    return route === null ? undefined : (JSON.parse(route) as ServerRequestRoute);
+  }
+
+  async isReady(): Promise<boolean> {
+    if (this.client.status !== 'ready') return false;
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  /**
+   * Fails fast while the connection is down (so calls never queue) and turns every failure
+   * into the one error the gateway answers 503 for.
+   */
+  private async run<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.client.status !== 'ready') throw new StoreUnavailableError(new Error(`redis connection is ${this.client.status}`));
+    try {
+      return await operation();
+    } catch (error) {
+      throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError(error);
+    }
+  }
+
+  /** WAIT on the connection that wrote the record, so the acknowledgement is for that write. */
+  private async waitForReplicas(recordKey: string): Promise<void> {
+    const { replicas, timeout } = this.config.waitReplicas;
+    if (replicas === 0) return;
+    let acknowledged: number;
+    if (this.client instanceof Cluster) {
+      // A pipeline goes to one node: the one holding the record, picked by its key.
+      const results = await this.client.pipeline().pttl(recordKey).wait(replicas, timeout).exec();
+      const [error, value] = results?.[1] ?? [new Error('no reply to WAIT'), 0];
+      if (error) throw error;
+      acknowledged = Number(value);
+    } else {
+      acknowledged = await this.client.wait(replicas, timeout);
+    }
+    if (acknowledged < replicas) {
+      this.logger.warn({ store: 'redis', replicas, acknowledged }, 'a new task record reached fewer replicas than store.waitReplicas asks');
+    }
+  }
+
+  private openSnapshot(sealed: string, handle: string): string | undefined {
+    const snapshot = this.cipher.open(sealed, handle);
+    if (snapshot === undefined) this.logger.warn({ store: 'redis' }, 'a poll snapshot could not be decrypted (its key is no longer in store.snapshotKeys?); the poll is answered without it');
+    return snapshot;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * A task record as a Redis hash, one field per property, so that the Lua scripts can read
+ * `status` and `expiresAt` directly and an update writes only what changed.
+ */
+import type { TaskPatch, TaskRecord } from '../tasks/task-record.js';
+
+type FieldKind = 'string' | 'number' | 'boolean';
+
+/** Every property of a record, with how it is written; a new property fails the typecheck here. */
+const FIELDS = {
+  handle: 'string',
+  owner: 'string',
+  upstream: 'string',
+  instance: 'string',
+  upstreamPath: 'string',
+  upstreamTaskId: 'string',
+  era: 'string',
+  tool: 'string',
+  upstreamSession: 'string',
+  protocolVersion: 'string',
+  createdAt: 'number',
+  createdAtIso: 'string',
+  lastUpdatedAtIso: 'string',
+  ttlMs: 'number',
+  expiresAt: 'number',
+  pollIntervalMs: 'number',
+  status: 'string',
+  statusMessage: 'string',
+  readOnce: 'boolean',
+} as const satisfies Record<keyof TaskRecord, FieldKind>;
+
+/** The properties an update may remove; the others are never left out of a record. */
+const OPTIONAL: ReadonlySet<string> = new Set(['upstreamSession', 'protocolVersion', 'statusMessage'] satisfies (keyof TaskRecord)[]);
+
+function encodeValue(value: unknown): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return String(value);
+}
+
+/** Field/value pairs, flat, as HSET takes them. */
+export function encodeTask(record: TaskRecord): string[] {
+  const pairs: string[] = [];
+  for (const [field, value] of Object.entries(record)) {
+    if (value !== undefined && field in FIELDS) pairs.push(field, encodeValue(value));
+  }
+  return pairs;
+}
+
+/** What an update sets (flat pairs) and what it removes (a property patched to undefined). */
+export function encodePatch(patch: TaskPatch): { set: string[]; remove: string[] } {
+  const set: string[] = [];
+  const remove: string[] = [];
+  for (const [field, value] of Object.entries(patch)) {
+    if (value !== undefined) set.push(field, encodeValue(value));
+    else if (OPTIONAL.has(field)) remove.push(field);
+  }
+  return { set, remove };
+}
+
+/** A record from HGETALL (or a flat field/value list); undefined when there is none. */
+export function decodeTask(fields: Record<string, string> | readonly string[]): TaskRecord | undefined {
+  const entries = Array.isArray(fields) ? pairsOf(fields) : Object.entries(fields);
+  if (entries.length === 0) return undefined;
+  const record: Record<string, unknown> = {};
+  for (const [field, value] of entries) {
+    const kind = (FIELDS as Record<string, FieldKind | undefined>)[field];
+    if (kind === 'number') record[field] = Number(value);
+    else if (kind === 'boolean') record[field] = value === '1';
+    else if (kind === 'string') record[field] = value;
+  }
+  return typeof record.handle === 'string' ? (record as unknown as TaskRecord) : undefined;
+}
+
+function pairsOf(flat: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
+}

@@ -1,0 +1,74 @@
+/**
+ * The store contract against a Redis Cluster of three masters the test starts itself: every
+ * script must name only keys of one hash slot, and the operations that span slots (creation,
+ * deletion, the sweep, listing) must still behave like the memory store.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { Cluster } from 'ioredis';
+import pino from 'pino';
+import { RedisStore } from '../../../src/store/redis-store.js';
+import { defineStoreContract, taskRecord } from './store-contract.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
+
+if (!redisServerInstalled()) {
+  reportMissingRedis('redis-server and redis-cli (to start a Redis Cluster)', INSTALL_REDIS);
+} else {
+  describe('Redis store on a Redis Cluster', () => {
+    let cluster: RedisClusterProcesses | undefined;
+    let sequence = 0;
+    const newStore = async (): Promise<RedisStore> => {
+      const store = new RedisStore(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`), keyPrefix: `t${sequence++}:` }));
+      await store.whenReady(5000);
+      return store;
+    };
+
+    before(async () => {
+      cluster = await startRedisCluster(3);
+    });
+    after(() => cluster?.stop());
+
+    defineStoreContract('redis (cluster)', { create: newStore });
+
+    it('sends WAIT to the master that holds the new record', async () => {
+      // The test cluster has no replicas: WAIT 1 answers 0 after its timeout, from the right
+      // node (a keyless WAIT sent elsewhere would acknowledge some other connection's writes).
+      const warnings: string[] = [];
+      const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (warnings.push(String(chunk)), done()) }));
+      const config = redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`), keyPrefix: `t${sequence++}:`, waitReplicas: { replicas: 1, timeout: '20ms' } });
+      const store = new RedisStore(config, { logger });
+      try {
+        await store.whenReady(5000);
+        for (let i = 0; i < 3; i++) assert.equal(await store.createTask(taskRecord(), 10), 'created');
+        assert.equal(warnings.length, 3);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('spreads tasks and owners over the masters, each task\'s keys in one slot', async () => {
+      const store = await newStore();
+      const raw = new Cluster(cluster!.nodes);
+      try {
+        const records = Array.from({ length: 12 }, (_, i) => taskRecord({ owner: `owner-${i}` }));
+        for (const record of records) assert.equal(await store.createTask(record, 10), 'created');
+        const slots = new Set<number>();
+        for (const record of records) {
+          const keys = store.keys.task(record.handle);
+          const [recordSlot, pollSlot, snapshotSlot] = await Promise.all([keys.record, keys.poll, keys.snapshot].map((key) => raw.cluster('KEYSLOT', key)));
+          assert.equal(pollSlot, recordSlot);
+          assert.equal(snapshotSlot, recordSlot);
+          slots.add(recordSlot!);
+        }
+        assert.ok(slots.size > 1, 'handles hash to different slots');
+        const masters = raw.nodes('master');
+        const holding = await Promise.all(masters.map(async (node) => (await node.keys(`${store.keys.prefix}task:*`)).length));
+        assert.ok(holding.filter((count) => count > 0).length > 1, `task records on more than one master: ${holding.join(', ')}`);
+      } finally {
+        raw.disconnect();
+        await store.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * The Redis store against the shared standalone Redis at 127.0.0.1:6379: the store
+ * contract, then what only a shared store has to show (encryption at rest, TTLs on every
+ * key, the poll rule in Lua, agreement between two replicas).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { parseConfig } from '../../../src/config/index.js';
+import { createStore } from '../../../src/store/create-store.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
+import { decidePoll, type PollRules, type PollState } from '../../../src/tasks/poll-governor.js';
+import { defineStoreContract, taskRecord } from './store-contract.js';
+import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
+
+const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
+
+if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
+  reportMissingRedis(`Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port}`, START_SHARED_REDIS);
+} else {
+  // Every store of this run lives under one root, removed at the end; each test gets its own prefix.
+  const root = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
+  let sequence = 0;
+  const open: RedisStore[] = [];
+  const raw = new Redis(URL, { lazyConnect: true });
+
+  const newStore = async (overrides: Record<string, unknown> = {}): Promise<RedisStore> => {
+    const store = new RedisStore(redisConfig({ url: URL, keyPrefix: `${root}${sequence++}:`, ...overrides }));
+    open.push(store);
+    await store.whenReady();
+    return store;
+  };
+
+  after(async () => {
+    await Promise.all(open.map((store) => store.close()));
+    const keys = await raw.keys(`${root}*`);
+    if (keys.length > 0) await raw.del(...keys);
+    await raw.quit();
+  });
+
+  defineStoreContract('redis (standalone)', { create: () => newStore() });
+
+  describe('Redis store', () => {
+    it('keeps poll snapshots encrypted at rest, opens them after a key rotation, and deletes them with the task', async () => {
+      const prefix = `${root}${sequence++}:`;
+      const before = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await before.createTask(record, 10);
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      await before.checkPoll(record.handle, now, rules);
+      const secret = '{"result":{"content":[{"type":"text","text":"the launch code is 0000"}]}}';
+      await before.savePollSnapshot(record.handle, secret);
+
+      const stored = await raw.get(before.keys.task(record.handle).snapshot);
+      assert.ok(stored, 'the snapshot is stored');
+      assert.ok(!stored.includes('launch code') && !stored.includes('result'), 'no plaintext at rest');
+      assert.match(stored, /^k1\./, 'sealed with the first key, named by its id');
+
+      // Rotation: the new key goes first, the old one stays to open what it sealed.
+      const rotated = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_2, SNAPSHOT_KEY_1] });
+      assert.equal((await rotated.checkPoll(record.handle, now + 10, rules)).snapshot, secret);
+      await rotated.savePollSnapshot(record.handle, secret);
+      assert.match((await raw.get(rotated.keys.task(record.handle).snapshot))!, /^k2\./);
+      const oldKeyOnly = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
+      assert.equal((await oldKeyOnly.checkPoll(record.handle, now + 20, rules)).snapshot, undefined, 'a retired key opens nothing');
+
+      await rotated.deleteTask(record.handle);
+      const keys = rotated.keys.task(record.handle);
+      assert.equal(await raw.exists(keys.record, keys.poll, keys.snapshot), 0, 'purged for real');
+    });
+
+    it('gives every key it writes a TTL, task keys until expiresAt plus a margin', async () => {
+      const store = await newStore();
+      const record = taskRecord({ ttlMs: 30_000, expiresAt: Date.now() + 30_000 });
+      await store.createTask(record, 10);
+      await store.updateTask(record.handle, { status: 'input_required', expiresAt: record.expiresAt + 5000, ttlMs: 35_000 });
+      await store.checkPoll(record.handle, Date.now(), { intervalMs: 1000, toleranceMs: 0, abuseFactor: 5 });
+      await store.savePollSnapshot(record.handle, '{}');
+      await store.setSessionInstance('tools', 's1', 'http://a', 60_000);
+      await store.putServerRequest('tg-1', { upstream: 'tools', instance: 'http://a', upstreamId: 1 }, 60_000);
+      await store.countInWindow('create:a', 60_000, Date.now());
+      const expired = taskRecord({ expiresAt: Date.now() - 1 });
+      await store.createTask(expired, 10);
+      await store.takeExpiredTasks(Date.now(), 10);
+
+      const keys = await raw.keys(`${store.keys.prefix}*`);
+      assert.ok(keys.length >= 10, `expected the keys of every kind, got ${keys.join(', ')}`);
+      for (const key of keys) {
+        const ms = await raw.pttl(key);
+        assert.ok(ms > 0, `${key} has no TTL (${ms})`);
+      }
+      const recordTtl = await raw.pttl(store.keys.task(record.handle).record);
+      const untilExpiry = record.expiresAt + 5000 - Date.now();
+      assert.ok(recordTtl > untilExpiry && recordTtl <= untilExpiry + 61_000, `record TTL ${recordTtl}ms follows the extended expiresAt`);
+    });
+
+    it('decides polls in Lua exactly as decidePoll does', async () => {
+      const store = await newStore();
+      const record = taskRecord();
+      await store.createTask(record, 10);
+      let state: PollState | undefined;
+      let now = Date.now();
+      const random = seeded(7);
+      for (let i = 0; i < 300; i++) {
+        const rules: PollRules = { intervalMs: 500 + Math.floor(random() * 3) * 500, toleranceMs: Math.floor(random() * 3) * 50, abuseFactor: 1 + Math.floor(random() * 4) };
+        now += Math.floor(random() * 700);
+        const expected = decidePoll(state, now, rules);
+        const actual = await store.checkPoll(record.handle, now, rules);
+        assert.deepEqual({ verdict: actual.verdict, next: actual.next, retryAfterMs: actual.retryAfterMs }, expected, `poll ${i}`);
+        state = expected.next;
+      }
+    });
+
+    it('lets two replicas agree: one owner limit and one poll clock between them', async () => {
+      const prefix = `${root}${sequence++}:`;
+      const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).createTask(taskRecord({ owner: 'racer' }), 5)));
+      assert.equal(outcomes.filter((o) => o === 'created').length, 5);
+      const created = await b.listTasks('racer', undefined, 100);
+      assert.equal(created.length, 5, 'every created task is listed on the other replica');
+
+      const handle = created[0]!.handle;
+      const now = Date.now();
+      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 100 };
+      const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).checkPoll(handle, now, rules)));
+      assert.equal(verdicts.filter((d) => d.verdict === 'forward').length, 1);
+    });
+
+    it('repairs an owner list entry whose record is gone instead of serving it', async () => {
+      const store = await newStore();
+      const kept = taskRecord();
+      const lost = taskRecord({ createdAt: kept.createdAt + 1 });
+      await store.createTask(kept, 10);
+      await store.createTask(lost, 10);
+      await raw.del(store.keys.task(lost.handle).record);
+      assert.deepEqual((await store.listTasks(kept.owner, undefined, 10)).map((r) => r.handle), [kept.handle]);
+      assert.equal(await raw.zcard(store.keys.owner(kept.owner).tasks), 1);
+    });
+
+    it('is what createStore builds for store.type redis, and memory stays the default', async () => {
+      const policy = `publicUrl: https://mcp.example.com
+auth: { mode: none }
+upstreams: { tools: { instances: ["http://127.0.0.1:3000"] } }
+routes: [{ path: /mcp, upstream: tools }]
+`;
+      const logger = pino({ level: 'silent' });
+      const memory = createStore(parseConfig(policy, { env: {} }), logger);
+      assert.ok(memory instanceof MemoryStore);
+      await memory.close();
+      const store = `store:
+  type: redis
+  url: ${URL}
+  keyPrefix: "${root}${sequence++}:"
+  snapshotKeys: [{ id: k1, key: "\${SNAPSHOT_KEY}" }]
+`;
+      const redis = createStore(parseConfig(`${policy}${store}`, { env: { SNAPSHOT_KEY: SNAPSHOT_KEY_1.key } }), logger);
+      try {
+        assert.ok(redis instanceof RedisStore);
+        await redis.whenReady();
+        assert.equal(await redis.isReady(), true);
+      } finally {
+        await redis.close();
+      }
+    });
+  });
+}
+
+/** A small deterministic generator, so a failing sequence can be replayed. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
