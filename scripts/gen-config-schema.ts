@@ -1,6 +1,7 @@
 /**
  * Writes the generated references: config/taskgate.schema.json and docs/policy.md from the
- * config schema, docs/errors.md from the error catalogue.
+ * config schema, docs/errors.md from the error catalogue, docs/metrics.md and the Grafana
+ * dashboard from the metrics registry.
  * Usage: npx tsx scripts/gen-config-schema.ts [--check]
  * With --check nothing is written; the exit code is 1 if a committed file is stale.
  */
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { configJsonSchema } from '../src/config/json-schema.js';
 import { renderPolicyDoc } from '../src/config/policy-doc.js';
 import { renderErrorsDoc } from './render-errors-doc.js';
+import { renderDashboard, renderMetricsDoc } from './render-observability.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -25,6 +27,8 @@ export function generatedFiles(): GeneratedFile[] {
     { path: 'config/taskgate.schema.json', content: `${JSON.stringify(schema, null, 2)}\n` },
     { path: 'docs/policy.md', content: renderPolicyDoc(schema) },
     { path: 'docs/errors.md', content: renderErrorsDoc() },
+    { path: 'docs/metrics.md', content: renderMetricsDoc() },
+    { path: 'helm/taskgate/files/grafana-dashboard.json', content: renderDashboard() },
   ];
 }
 

@@ -6,8 +6,8 @@
  */
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { AuthStage } from './auth/auth-stage.js';
 import { registerResourceMetadataRoutes, type ProtectedResource } from './auth/resource-metadata.js';
 import { applyUpstreamCredentials, identityHeaderNames } from './auth/upstream-credentials.js';
@@ -17,7 +17,11 @@ import { sendGatewayError, toGatewayError } from './listener/error-reply.js';
 import { buildHostOriginPolicy } from './listener/host-origin.js';
 import { GatewayError } from './errors.js';
 import { buildLoggerOptions } from './observability/logger.js';
+import { createAuditLog } from './observability/audit.js';
+import { createHandleHasher } from './observability/handle-hash.js';
 import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observability/metrics.js';
+import { instrumentStore } from './observability/store-metrics.js';
+import { TaskObserver } from './observability/task-observer.js';
 import { InstancePool } from './routing/balancer.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
@@ -31,6 +35,8 @@ export interface GatewayDeps {
   logger?: Logger;
   metrics?: GatewayMetrics;
   store?: Store;
+  /** Where audit events go instead of the policy's destinations (tests capture them). */
+  auditDestination?: DestinationStream;
 }
 
 export interface Gateway {
@@ -51,10 +57,17 @@ const GATEWAY_CALL_TIMEOUT_MS = 10_000;
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+function taskHandleOf(tg: FastifyRequest['tg'] | undefined): string | undefined {
+  return tg?.createdTask?.handle ?? tg?.task?.handle ?? tg?.requestedHandle;
+}
+
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
-  const store = deps.store ?? createStore(config, logger);
+  const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
+  const audit = createAuditLog(config.audit, deps.auditDestination);
+  const hashHandle = createHandleHasher(config.audit.handleHashSalt);
+  const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit);
   let draining = false;
 
   const app = Fastify({
@@ -103,10 +116,13 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         instance: request.tg?.instance?.url,
         // The hashed key, never the subject: the general log needs correlation, not identity.
         principal: request.tg?.principalKey,
+        // Handles are bearer secrets: the general log gets their salted hash, the audit trail the value.
+        task: taskHandleOf(request.tg) === undefined ? undefined : hashHandle(taskHandleOf(request.tg)!),
         aborted: request.tg?.abort.signal.aborted || undefined,
       },
       'request',
     );
+    observer.requestEnded(request, reply.statusCode);
   });
 
   const auth = await AuthStage.create(config, { logger, metrics });
@@ -135,6 +151,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     authEnabled: auth !== undefined,
     logger,
     resultWaits: new Map(),
+    observer,
     callUpstream: createUpstreamCaller({
       dispatcherFor: (name) => agents.get(name),
       credentialHeadersFor: (name) => {
@@ -145,7 +162,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
     }),
   };
-  const sweeper = new TaskExpirySweeper(tasks, (record) => logger.info({ tool: record.tool, upstream: record.upstream, status: record.status }, 'task expired'));
+  const sweeper = new TaskExpirySweeper(tasks, (record) => observer.forgotten(record, 'expired'));
 
   const protectedResources: ProtectedResource[] = [];
   for (const route of config.routes) {
@@ -214,6 +231,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         await Promise.all([...agents.values()].map((agent) => agent.close()));
         await store.close();
         auth?.close();
+        await audit.close();
       }
     },
   };

@@ -41,6 +41,10 @@ export interface RequestContext {
   task?: TaskRecord;
   /** A task this request's answer created. */
   createdTask?: TaskRecord;
+  /** The handle a tasks/* request named, as sent (cut to 64 characters), for the audit trail. */
+  requestedHandle?: string;
+  /** The task status this request's answer showed. */
+  statusSeen?: TaskRecord['status'];
   /** The tool named by a tools/call. */
   toolName?: string;
   /** Whether a 2026-07-28 request declared the tasks extension. */

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { adminSchema } from './sections/admin.js';
+import { auditSchema } from './sections/audit.js';
 import { authSchema } from './sections/auth.js';
 import { limitsSchema } from './sections/limits.js';
 import { listenSchema } from './sections/listen.js';
@@ -29,6 +30,7 @@ export const configSchema = z
     routes: routesSchema,
     tasks: tasksSchema.prefault({}),
     store: storeSchema.prefault({ type: 'memory' }),
+    audit: auditSchema.prefault({}),
     limits: limitsSchema.prefault({}),
     logging: loggingSchema.prefault({}),
   })

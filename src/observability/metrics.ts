@@ -4,7 +4,7 @@
  * names come from the policy, JSON-RPC methods are folded into a fixed set, status codes
  * are finite; never a task id, session id or subject.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const KNOWN_RPC_METHODS = new Set([
   'initialize',
@@ -46,6 +46,13 @@ export interface GatewayMetrics {
   readonly upstreamErrors: Counter<'upstream' | 'kind'>;
   readonly rejectedRequests: Counter<'reason'>;
   readonly polls: Counter<'outcome'>;
+  readonly tasksCreated: Counter<'upstream' | 'tool'>;
+  readonly tasksLive: Gauge<'status'>;
+  readonly timeToTerminal: Histogram<'upstream' | 'status'>;
+  readonly tasksForgotten: Counter<'reason'>;
+  readonly storeDuration: Histogram<'operation'>;
+  readonly storeErrors: Counter<'operation'>;
+  readonly detectorEvents: Counter<'detector'>;
   readonly taskOperations: Counter<'method' | 'outcome'>;
   readonly jwtVerifications: Counter<'outcome'>;
   readonly jwksRefreshes: Counter<'outcome'>;
@@ -87,6 +94,50 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_polls_total',
       help: 'tasks/get polls by outcome: forwarded to the backend, answered from the snapshot (cached), or refused (rejected).',
       labelNames: ['outcome'],
+      registers,
+    }),
+    tasksCreated: new Counter({
+      name: 'taskgate_tasks_created_total',
+      help: 'Tasks created through the gateway, by upstream and tool (tool names past 200 distinct ones count as "other").',
+      labelNames: ['upstream', 'tool'],
+      registers,
+    }),
+    tasksLive: new Gauge({
+      name: 'taskgate_tasks_live',
+      help: 'Tasks the gateway holds, by last status seen. Each replica counts the changes it saw: sum over replicas.',
+      labelNames: ['status'],
+      registers,
+    }),
+    timeToTerminal: new Histogram({
+      name: 'taskgate_task_time_to_terminal_seconds',
+      help: 'From creation to the first time the gateway saw a terminal status.',
+      labelNames: ['upstream', 'status'],
+      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200],
+      registers,
+    }),
+    tasksForgotten: new Counter({
+      name: 'taskgate_tasks_forgotten_total',
+      help: 'Task handles the gateway forgot, by reason (expired, read_once).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    storeDuration: new Histogram({
+      name: 'taskgate_store_operation_seconds',
+      help: 'Time of each store operation.',
+      labelNames: ['operation'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    }),
+    storeErrors: new Counter({
+      name: 'taskgate_store_errors_total',
+      help: 'Store operations that failed (unreachable, timed out), by operation.',
+      labelNames: ['operation'],
+      registers,
+    }),
+    detectorEvents: new Counter({
+      name: 'taskgate_detector_events_total',
+      help: 'Detector firings: enumeration (a principal probing handles), poll_abuse (a task polled far faster than its interval), overdue (a task still running when its lifetime ended).',
+      labelNames: ['detector'],
       registers,
     }),
     taskOperations: new Counter({

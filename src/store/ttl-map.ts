@@ -35,6 +35,14 @@ export class TtlMap<V> {
     this.entries.set(key, { value, expiresAt: now + ttlMs });
   }
 
+  /** Replaces the value of a live entry and keeps its deadline; false when there is none. */
+  update(key: string, value: V, now = Date.now()): boolean {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expiresAt <= now) return false;
+    entry.value = value;
+    return true;
+  }
+
   delete(key: string): boolean {
     return this.entries.delete(key);
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamCaller } from './upstream-call.js';
+import type { TaskObserver } from '../observability/task-observer.js';
 import { GatewayError } from '../errors.js';
 
 export interface TaskDeps {
@@ -14,6 +15,8 @@ export interface TaskDeps {
   readonly callUpstream: UpstreamCaller;
   /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
   readonly resultWaits: Map<string, number>;
+  /** Metrics, audit trail and detectors. */
+  readonly observer: TaskObserver;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */

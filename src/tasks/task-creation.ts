@@ -78,7 +78,14 @@ export async function registerCreatedTask(
       return errorAnswer(request, response, error);
     }
   }
-  const outcome = await deps.store.createTask(record, deps.policy.maxLivePerPrincipal);
+  let outcome;
+  try {
+    outcome = await deps.store.createTask(record, deps.policy.maxLivePerPrincipal);
+  } catch (error) {
+    // The backend made a task no client can ever reach: cancel it before failing closed.
+    cancelRefused(deps, request, record, 'store-unavailable');
+    throw error;
+  }
   if (outcome !== 'created') {
     cancelRefused(deps, request, record, outcome);
     tg.taskOutcome = 'throttled';
@@ -92,6 +99,7 @@ export async function registerCreatedTask(
   }
   presentTask(taskObject, record, deps.policy.statusMessageMaxLength);
   tg.createdTask = record;
+  deps.observer.created(record);
   return response;
 }
 

@@ -13,6 +13,8 @@ export class TaskExpirySweeper {
   private running: Promise<number> | undefined;
   private readonly deps: TaskDeps;
   private readonly onExpired: (record: TaskRecord) => void;
+  /** Whether the last sweep failed: an outage is logged when it starts, not every second. */
+  private failing = false;
 
   constructor(deps: TaskDeps, onExpired: (record: TaskRecord) => void = () => undefined) {
     this.deps = deps;
@@ -40,9 +42,12 @@ export class TaskExpirySweeper {
       try {
         expired = await this.deps.store.takeExpiredTasks(now, BATCH);
       } catch (error) {
-        this.deps.logger.warn({ err: error }, 'task expiry sweep could not reach the store');
+        if (!this.failing) this.deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
+        this.failing = true;
         return total;
       }
+      if (this.failing) this.deps.logger.info('task expiry sweeps reach the store again');
+      this.failing = false;
       for (const record of expired) {
         this.onExpired(record);
         if (!isTerminalStatus(record.status)) {

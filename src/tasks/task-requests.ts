@@ -10,7 +10,7 @@ import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../
 import { isHandleShaped, isServerRequestId } from './handle.js';
 import { ANONYMOUS_OWNER, countCreation, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
-import type { TaskRecord } from './task-record.js';
+import { isTaskStatus, type TaskRecord } from './task-record.js';
 import { isObject, taskFromRecord } from './task-shapes.js';
 
 const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
@@ -55,8 +55,9 @@ export function ownerOf(request: FastifyRequest): string {
 async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
   const params = paramsOf(message);
   const handle = params.taskId;
-  const record = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
   const tg = request.tg;
+  if (typeof handle === 'string') tg.requestedHandle = handle.slice(0, 64);
+  const record = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
   const reachable =
     record !== undefined && record.owner === ownerOf(request) && record.era === tg.mcp!.era && record.upstream === tg.route.pool.upstream;
   if (!reachable) {
@@ -94,6 +95,7 @@ async function governPoll(deps: TaskDeps, request: FastifyRequest, message: Json
   });
   request.tg.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
   if (decision.verdict === 'forward') return undefined;
+  if (decision.verdict === 'abusive') deps.observer.pollAbuse(record, ownerOf(request));
   if (decision.verdict === 'abusive' || poll.mode === 'reject') {
     request.tg.taskOutcome = 'throttled';
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
@@ -105,7 +107,8 @@ async function governPoll(deps: TaskDeps, request: FastifyRequest, message: Json
   request.tg.taskOutcome = 'allowed';
   request.tg.task = record;
   // The snapshot is this task's own last answer, already rewritten for its owner.
-  const result = decision.snapshot !== undefined ? (JSON.parse(decision.snapshot) as unknown) : snapshotFromRecord(record);
+  const result = decision.snapshot !== undefined ? (JSON.parse(decision.snapshot) as Record<string, unknown>) : snapshotFromRecord(record);
+  request.tg.statusSeen = isTaskStatus(result.status) ? result.status : record.status;
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 

@@ -72,6 +72,7 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   const fields = readTask(result, record.era);
   if (!fields) return response;
   const updated = await learnStatus(deps, record, fields.status, fields.statusMessage, fields.lastUpdatedAt, fields.ttlMs, fields.pollIntervalMs);
+  request.tg.statusSeen = updated.status;
   presentTask(result, updated, deps.policy.statusMessageMaxLength);
   if (record.era === 'modern') {
     result.resultType = 'complete';
@@ -82,7 +83,7 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   if (method === 'tasks/get') {
     await deps.store.savePollSnapshot(record.handle, JSON.stringify(result));
     // 2026-07-28 delivers the result inline: for a read-once tool this was the delivery.
-    if (record.era === 'modern' && isTerminalStatus(updated.status) && updated.status !== 'cancelled') await forgetIfReadOnce(deps, record);
+    if (record.era === 'modern' && isTerminalStatus(updated.status) && updated.status !== 'cancelled') await forgetIfReadOnce(deps, updated);
   }
   return response;
 }
@@ -111,11 +112,14 @@ async function learnStatus(
     pollIntervalMs: pollIntervalMs === undefined ? record.pollIntervalMs : Math.max(pollIntervalMs, poll.floor),
   };
   await deps.store.updateTask(record.handle, patch);
+  deps.observer.statusChanged(record, record.status, status);
   return { ...record, ...patch };
 }
 
 async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<void> {
-  if (record.readOnce) await deps.store.deleteTask(record.handle);
+  if (!record.readOnce) return;
+  await deps.store.deleteTask(record.handle);
+  deps.observer.forgotten(record, 'read_once');
 }
 
 /** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */

@@ -6,7 +6,7 @@
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
 import { parseConfig, type Config } from '../../src/config/index.js';
-import { buildGateway, type Gateway } from '../../src/gateway.js';
+import { buildGateway, type Gateway, type GatewayDeps } from '../../src/gateway.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 
 export interface GatewayUnderTest {
@@ -36,9 +36,9 @@ export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = 
   return parseConfig(JSON.stringify(policy), { env: {}, source: 'test-policy' });
 }
 
-export async function startGateway(config: Config): Promise<GatewayUnderTest> {
-  const logger = pino({ level: config.logging.level });
-  const gateway = await buildGateway(config, { logger });
+export async function startGateway(config: Config, deps: GatewayDeps = {}): Promise<GatewayUnderTest> {
+  const logger = deps.logger ?? pino({ level: config.logging.level });
+  const gateway = await buildGateway(config, { ...deps, logger });
   const { url, adminUrl } = await gateway.listen();
   return {
     gateway,

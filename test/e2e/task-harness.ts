@@ -9,6 +9,7 @@ import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import type { GatewayDeps } from '../../src/gateway.js';
 
 export const AUDIENCE = 'http://127.0.0.1/mcp';
 
@@ -38,6 +39,7 @@ export async function startTaskStack(options: {
   policy?: PolicyOverrides;
   pollIntervalMs?: number;
   enableJsonResponse?: boolean;
+  gatewayDeps?: GatewayDeps;
 }): Promise<TaskStack> {
   const jwks = await startJwksServer({ algs: ['ES256'] });
   const backends: Backend[] = [];
@@ -59,7 +61,7 @@ export async function startTaskStack(options: {
       ...options.policy,
     },
   );
-  const gw = await startGateway(policy);
+  const gw = await startGateway(policy, options.gatewayDeps);
   await waitUntilReady(gw.adminUrl);
   return {
     jwks,

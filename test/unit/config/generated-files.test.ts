@@ -18,6 +18,8 @@ describe('generated schema and docs', () => {
         'config/taskgate.schema.json',
         'docs/policy.md',
         'docs/errors.md',
+        'docs/metrics.md',
+        'helm/taskgate/files/grafana-dashboard.json',
       ]);
     } finally {
       await rm(empty, { recursive: true, force: true });
@@ -58,7 +60,7 @@ describe('generated schema and docs', () => {
 
   it('document every top-level key in docs/policy.md', () => {
     const doc = generatedFiles().find((f) => f.path === 'docs/policy.md')?.content ?? '';
-    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'tasks', 'store', 'limits', 'logging']) {
+    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'tasks', 'store', 'audit', 'limits', 'logging']) {
       assert.ok(doc.includes(`## \`${key}\``), key);
     }
     assert.ok(doc.includes('### `upstreams.<name>.timeouts`'));

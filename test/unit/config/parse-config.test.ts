@@ -40,6 +40,7 @@ describe('parseConfig', () => {
         tools: {},
       },
       store: { type: 'memory' },
+      audit: { stdout: true, enumeration: { threshold: 20, window: 60_000 } },
       limits: {
         maxBodyBytes: 1_048_576,
         maxHeaderBytes: 16_384,

@@ -1,0 +1,129 @@
+/**
+ * Where the tasks stage reports what happened to tasks: task metrics, the audit trail and the
+ * detectors (DESIGN.md §6). The stage calls it; it never changes an answer.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuditConfig } from '../config/sections/audit.js';
+import { TtlMap } from '../store/ttl-map.js';
+import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../tasks/task-record.js';
+import type { AuditEventName, AuditLog } from './audit.js';
+import type { HandleHasher } from './handle-hash.js';
+import type { GatewayMetrics } from './metrics.js';
+
+const MAX_TOOL_LABELS = 200;
+const TRACKED_PRINCIPALS = 100_000;
+const AUDITED_METHODS: Record<string, AuditEventName> = {
+  'tasks/get': 'get',
+  'tasks/result': 'result',
+  'tasks/update': 'update',
+  'tasks/cancel': 'cancel',
+  'tasks/list': 'list',
+};
+
+export class TaskObserver {
+  private readonly toolLabels = new Set<string>();
+  private readonly refusals: TtlMap<number>;
+  private readonly abuseWarned: TtlMap<true>;
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly audit: AuditLog,
+    private readonly hashHandle: HandleHasher,
+    private readonly logger: Logger,
+    private readonly policy: AuditConfig,
+  ) {
+    this.refusals = new TtlMap(TRACKED_PRINCIPALS);
+    this.abuseWarned = new TtlMap(TRACKED_PRINCIPALS);
+  }
+
+  created(record: TaskRecord): void {
+    this.metrics.tasksCreated.inc({ upstream: record.upstream, tool: this.toolLabel(record.tool) });
+    this.metrics.tasksLive.inc({ status: record.status });
+  }
+
+  statusChanged(record: TaskRecord, from: TaskStatus, to: TaskStatus): void {
+    if (from === to) return;
+    this.metrics.tasksLive.dec({ status: from });
+    this.metrics.tasksLive.inc({ status: to });
+    if (isTerminalStatus(to) && !isTerminalStatus(from)) {
+      this.metrics.timeToTerminal.observe({ upstream: record.upstream, status: to }, (Date.now() - record.createdAt) / 1000);
+    }
+  }
+
+  /** The gateway forgot a handle: its lifetime ended, or a read-once result was delivered. */
+  forgotten(record: TaskRecord, reason: 'expired' | 'read_once'): void {
+    this.metrics.tasksLive.dec({ status: record.status });
+    this.metrics.tasksForgotten.inc({ reason });
+    if (reason !== 'expired') return;
+    this.audit.record({ event: 'expired', allowed: true, handle: record.handle, handleHash: this.hashHandle(record.handle), tool: record.tool, upstream: record.upstream, instance: record.instance, status: record.status });
+    if (!isTerminalStatus(record.status)) {
+      this.metrics.detectorEvents.inc({ detector: 'overdue' });
+      this.logger.warn({ detector: 'overdue', task: this.hashHandle(record.handle), tool: record.tool, upstream: record.upstream, status: record.status }, 'task still running when its lifetime ended; cancelling it upstream');
+    }
+  }
+
+  /** A task polled far faster than its interval. Warned about once a minute per task. */
+  pollAbuse(record: TaskRecord, owner: string): void {
+    this.metrics.detectorEvents.inc({ detector: 'poll_abuse' });
+    if (this.abuseWarned.get(record.handle)) return;
+    this.abuseWarned.set(record.handle, true, 60_000);
+    this.logger.warn({ detector: 'poll_abuse', task: this.hashHandle(record.handle), owner, intervalMs: record.pollIntervalMs }, 'task polled far faster than its interval');
+  }
+
+  /** One audit event per task operation, once its answer is known; feeds the enumeration detector. */
+  requestEnded(request: FastifyRequest, statusCode: number): void {
+    const tg = request.tg;
+    if (!tg) return;
+    const message = tg.mcp?.message;
+    const method = message?.kind === 'request' ? message.method : undefined;
+    const record = tg.createdTask ?? tg.task;
+    const base = {
+      principal: tg.principal && { issuer: tg.principal.issuer, subject: tg.principal.subject, tenant: tg.principal.tenant, clientId: tg.principal.clientId },
+      tool: record?.tool,
+      upstream: tg.route.pool.upstream,
+      instance: tg.instance?.url,
+      source: request.ip,
+      requestId: request.id,
+    };
+    if (tg.createdTask) {
+      this.audit.record({ ...base, event: 'created', allowed: true, ...this.handleFields(tg.createdTask.handle), status: tg.createdTask.status });
+    }
+    const event = method === undefined ? undefined : AUDITED_METHODS[method];
+    if (!event || !tg.taskOutcome) return;
+    const handle = record?.handle ?? tg.requestedHandle;
+    if (tg.taskOutcome === 'not_found' || tg.taskOutcome === 'denied') {
+      this.audit.record({ ...base, event: 'denied', allowed: false, reason: tg.taskOutcome, ...this.handleFields(handle) });
+      this.countRefusal(tg.principalKey ?? 'anonymous');
+      return;
+    }
+    if (tg.taskOutcome === 'throttled') {
+      this.audit.record({ ...base, event: 'throttled', allowed: false, reason: method, ...this.handleFields(handle) });
+      return;
+    }
+    this.audit.record({ ...base, event, allowed: statusCode < 400, ...this.handleFields(handle), status: tg.statusSeen });
+  }
+
+  private handleFields(handle: string | undefined): { handle?: string; handleHash?: string } {
+    return handle === undefined ? {} : { handle, handleHash: this.hashHandle(handle) };
+  }
+
+  /** Enumeration: a burst of refused lookups from one principal. Warned once per window. */
+  private countRefusal(owner: string): void {
+    const { threshold, window } = this.policy.enumeration;
+    const count = (this.refusals.get(owner) ?? 0) + 1;
+    // The window starts at the first refusal and is not extended by later ones.
+    if (count === 1) this.refusals.set(owner, count, window);
+    else this.refusals.update(owner, count);
+    if (count !== threshold) return;
+    this.metrics.detectorEvents.inc({ detector: 'enumeration' });
+    this.logger.warn({ detector: 'enumeration', owner, refusals: count, windowMs: window }, 'principal probing for task handles');
+  }
+
+  private toolLabel(tool: string): string {
+    if (this.toolLabels.has(tool)) return tool;
+    if (this.toolLabels.size >= MAX_TOOL_LABELS) return 'other';
+    this.toolLabels.add(tool);
+    return tool;
+  }
+}
