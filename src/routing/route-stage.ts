@@ -16,14 +16,15 @@ export interface SessionPolicy {
 export async function selectInstanceFor(request: FastifyRequest, store: Store, policy: SessionPolicy): Promise<Instance> {
   const { pool } = request.tg.route;
   const sessionId = request.tg.sessionId;
+  // With one instance there is nothing to stick to: the store is not asked, so sessions on
+  // such an upstream keep working while the store is away, at no round trip.
+  if (pool.instances.length === 1) return pool.instances[0]!;
   if (sessionId !== undefined) {
     const url = await store.touchSession(pool.upstream, sessionId, policy.idleTtlMs);
     const recorded = url === undefined ? undefined : pool.findInstance(url);
     if (recorded) return recorded;
-    // With one instance there is nowhere else the session can live: let the backend say
-    // whether it knows it. With several, a session the gateway never saw initialised
-    // cannot be placed, and the spec's answer is 404 (the client re-initialises).
-    if (pool.instances.length === 1) return pool.instances[0]!;
+    // A session the gateway never saw initialised cannot be placed among several instances;
+    // the spec's answer is 404 (the client re-initialises).
     throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
   }
   const instance = pool.selectInstance(Date.now(), request.tg.refused);
@@ -47,6 +48,7 @@ export async function recordSessionOutcome(
   policy: SessionPolicy,
 ): Promise<void> {
   const { pool } = request.tg.route;
+  if (pool.instances.length === 1) return; // no stickiness to keep (see selectInstanceFor)
   const instance = request.tg.instance;
   const message = request.tg.mcp?.message;
   const ok = statusCode >= 200 && statusCode < 300;

@@ -3,22 +3,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { runTaskgate } from './gateway-process.js';
 import { LEGACY_POST_HEADERS, initializeBody } from './harness.js';
 
-const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
-
-function runTaskgate(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
 
 async function exitOf(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';

@@ -1,0 +1,177 @@
+/**
+ * Two gateway processes on one Redis: one truth for tasks, polls and lists, across replicas,
+ * kills and restarts; and failing closed while Redis is away, recovering when it returns.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { startJwksServer, type JwksServer, LEGACY_POST_HEADERS } from './harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
+import { sleep, waitUntilReady } from './task-harness.js';
+import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+
+const installed = redisServerInstalled();
+if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+
+describe('two gateway replicas on one Redis', { skip: !installed }, () => {
+  let redis: RedisServerProcess;
+  let modern: ModernTaskServer;
+  let legacy: ExampleServer;
+  let jwks: JwksServer;
+  let dir: string;
+  let policy: string;
+  const running: GatewayProcess[] = [];
+  const clients: ModernTaskClient[] = [];
+
+  const start = async (): Promise<GatewayProcess> => {
+    const gateway = await startGatewayProcess(policy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+    running.push(gateway);
+    await waitUntilReady(gateway.adminUrl);
+    return gateway;
+  };
+  const client = async (gateway: GatewayProcess): Promise<ModernTaskClient> => {
+    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/mcp' });
+    const c = await createModernTaskClient(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}` } });
+    clients.push(c);
+    return c;
+  };
+
+  before(async () => {
+    redis = await RedisServerProcess.start();
+    modern = await startModernTaskServer({ pollIntervalMs: 500 });
+    legacy = await startExampleServer({ name: 'legacy' });
+    jwks = await startJwksServer({ algs: ['ES256'] });
+    dir = await mkdtemp(join(tmpdir(), 'taskgate-replicas-'));
+    policy = join(dir, 'policy.yaml');
+    await writeFile(
+      policy,
+      JSON.stringify({
+        listen: { host: '127.0.0.1', port: 0 },
+        admin: { host: '127.0.0.1', port: 0 },
+        publicUrl: 'http://127.0.0.1',
+        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+        upstreams: { modern: { instances: [new URL(modern.url).origin] }, legacy: { instances: [new URL(legacy.url).origin] } },
+        routes: [
+          { path: '/mcp', upstream: 'modern' },
+          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+        ],
+        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-replicas:', commandTimeout: '300ms', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
+        tasks: { poll: { mode: 'reject', tolerance: '0s' } },
+        audit: { stdout: false },
+        logging: { level: 'info' },
+      }),
+    );
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await Promise.allSettled(running.map((g) => g.stop('SIGKILL')));
+    await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves every task from either replica, governs polls as one, lists across replicas, and survives kills and restarts', async () => {
+    const a = await start();
+    const b = await start();
+    const viaA = await client(a);
+    const viaB = await client(b);
+
+    // Created through A; read, updated and cancelled through B.
+    const created = await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } });
+    const handle = String(created.response?.result?.taskId);
+    assert.equal((await viaB.raw('tasks/get', { taskId: handle })).response?.result?.status, 'working');
+    assert.equal((await viaB.raw('tasks/update', { taskId: handle, inputResponses: {} })).response?.result?.resultType, 'complete');
+    assert.equal((await viaB.raw('tasks/cancel', { taskId: handle })).status, 200);
+
+    // Polls alternating between A and B are governed as one client's.
+    const polled = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
+    modern.stats.reset();
+    const started = Date.now();
+    let allowed = 0;
+    for (let i = 0; Date.now() - started < 2000; i++) {
+      const answer = await (i % 2 === 0 ? viaA : viaB).raw('tasks/get', { taskId: polled });
+      if (answer.status === 200) allowed++;
+      else assert.equal(answer.status, 429);
+      await sleep(50);
+    }
+    const bound = Math.ceil((Date.now() - started) / 500) + 1;
+    assert.ok(allowed <= bound, `${allowed} polls allowed, at most ${bound} expected`);
+    assert.ok(modern.stats.requests.filter((r) => r.rpcMethod === 'tasks/get').length <= bound);
+
+    // 2025 tasks/list through B shows what was created through A.
+    const legacyHandle = await createLegacyTask(a);
+    assert.ok((await listLegacyTasks(b)).includes(legacyHandle));
+
+    // A dies mid-task: B serves it.
+    const midTask = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
+    await a.stop('SIGKILL');
+    assert.equal((await viaB.raw('tasks/get', { taskId: midTask })).response?.result?.status, 'working');
+
+    // Both restart: the tasks are still there.
+    await b.stop('SIGTERM');
+    const a2 = await start();
+    await start();
+    const viaA2 = await client(a2);
+    assert.equal((await viaA2.raw('tasks/get', { taskId: midTask })).response?.result?.taskId, midTask);
+    assert.ok((await listLegacyTasks(a2)).includes(legacyHandle));
+  });
+
+  it('fails closed while Redis is away, keeps other traffic flowing, and recovers by itself', async () => {
+    const gateway = running.at(-1)!;
+    const viaG = await client(gateway);
+    const handle = String((await viaG.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
+    const port = redis.port;
+    await redis.stop();
+
+    const refused = await viaG.raw('tasks/get', { taskId: handle });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.response?.error?.code, -31004);
+    const plain = await viaG.raw('tools/call', { name: 'quick_echo', arguments: { text: 'still here' } }, { envelope: 'plain' });
+    assert.equal(plain.status, 200, 'non-task traffic keeps flowing');
+    const ready = await fetch(`${gateway.adminUrl}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.equal(((await ready.json()) as { checks: { store: boolean } }).checks.store, false);
+
+    redis = await RedisServerProcess.start(port);
+    await waitUntilReady(gateway.adminUrl);
+    // Redis came back empty (no persistence in this test): new work runs without a restart.
+    const fresh = String((await viaG.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
+    assert.equal((await viaG.raw('tasks/get', { taskId: fresh })).response?.result?.status, 'working');
+  });
+
+  async function createLegacyTask(gateway: GatewayProcess): Promise<string> {
+    const session = await openLegacySession(gateway);
+    const res = await fetch(`${gateway.url}/legacy`, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 60_000 } } }),
+    });
+    const text = await res.text();
+    return (JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))!.slice(6)) as { result: { task: { taskId: string } } }).result.task.taskId;
+  }
+
+  async function listLegacyTasks(gateway: GatewayProcess): Promise<string[]> {
+    const session = await openLegacySession(gateway);
+    const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/list' }) });
+    const body = (await res.json()) as { result: { tasks: Array<{ taskId: string }> } };
+    return body.result.tasks.map((t) => t.taskId);
+  }
+
+  async function openLegacySession(gateway: GatewayProcess): Promise<Record<string, string>> {
+    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/legacy' });
+    const headers = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` };
+    const init = await fetch(`${gateway.url}/legacy`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+    });
+    await init.text();
+    const withSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+    await (await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: withSession, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+    return withSession;
+  }
+});
