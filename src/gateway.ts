@@ -64,6 +64,11 @@ function taskHandleOf(tg: FastifyRequest['tg'] | undefined): string | undefined 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
+  if (!deps.store && config.store.type === 'memory') {
+    // The process cannot see its siblings, so it says this once, loudly; the Helm chart refuses
+    // to render more than one replica on the memory store.
+    logger.warn('store.type is memory: tasks, sessions and limits live in this process only; run exactly one replica, or use store.type redis');
+  }
   const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
   const audit = createAuditLog(config.audit, deps.auditDestination);
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
