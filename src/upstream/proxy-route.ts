@@ -87,7 +87,11 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
         rewriteRequestHeaders: (req, headers) => buildUpstreamRequestHeaders(req as FastifyRequest, headers, options),
         rewriteHeaders: (headers, req) => buildClientResponseHeaders(headers, req as FastifyRequest | undefined),
         onResponse: (req, rep, res) => {
-          void relayResponse(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse);
+          // Never an unhandled rejection: whatever goes wrong while relaying becomes an answer.
+          relayResponse(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse).catch((error: unknown) => {
+            (res as unknown as UpstreamResponse).stream.destroy();
+            sendGatewayError(request, rep as FastifyReply, toGatewayError(error));
+          });
         },
         onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),
       };
@@ -151,7 +155,8 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       try {
         rewritten = await rewriteJsonReply(body, hook);
       } catch (error) {
-        sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
+        // A store that failed mid-rewrite is already a 503 from the catalogue; anything else is ours.
+        sendGatewayError(request, reply, toGatewayError(error));
         return;
       }
       if (request.tg.replyStatus !== undefined) reply.code(request.tg.replyStatus).headers(request.tg.replyHeaders ?? {});

@@ -25,7 +25,11 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const CLIENT_INFO = { name: 'taskgate-test-client', version: '1.0.0' };
 /** What the ext-tasks framing declares on every task request (it adds the tasks extension itself). */
 const CLIENT_CAPABILITIES = { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } };
-/** The request methods whose params field the Mcp-Name header mirrors. */
+/**
+ * The request methods whose params field the Mcp-Name header mirrors. Written out again rather
+ * than imported from src/mcp: this client is an independent peer, so a mistake in the gateway's
+ * table cannot hide itself in the tests.
+ */
 const MCP_NAME_SOURCE: Record<string, string> = {
   'tools/call': 'name',
   'prompts/get': 'name',

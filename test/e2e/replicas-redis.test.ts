@@ -130,6 +130,14 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     const refused = await viaG.raw('tasks/get', { taskId: handle });
     assert.equal(refused.status, 503);
     assert.equal(refused.response?.error?.code, -31004);
+    // A backend that creates a task while the store is away: 503 to the client, and the task,
+    // which no client could ever reach, cancelled upstream.
+    const cancelsBefore = modern.stats.requests.filter((r) => r.rpcMethod === 'tasks/cancel').length;
+    const orphan = await viaG.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } });
+    assert.equal(orphan.status, 503);
+    assert.equal(orphan.response?.error?.code, -31004);
+    await sleep(200);
+    assert.equal(modern.stats.requests.filter((r) => r.rpcMethod === 'tasks/cancel').length, cancelsBefore + 1);
     const plain = await viaG.raw('tools/call', { name: 'quick_echo', arguments: { text: 'still here' } }, { envelope: 'plain' });
     assert.equal(plain.status, 200, 'non-task traffic keeps flowing');
     const ready = await fetch(`${gateway.adminUrl}/readyz`);
