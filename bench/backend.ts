@@ -1,0 +1,150 @@
+/**
+ * The benchmark backend: a node:http server that answers canned JSON-RPC at once, so that what
+ * a load run measures is the proxy in front of it, not an MCP server. Every target proxies to
+ * one instance of this process, started once per run.
+ *
+ * Tool names pick the reply: `echo` (JSON), `stream` (a two-event SSE reply), `create-task`
+ * (a task creation result of the request's era) and `big-stream` (an SSE stream of
+ * `arguments.bytes`, for the flat-memory check). Task ids starting with `slow-` are given a one
+ * hour poll interval, every other task 0 ms, so that the gateway forwards polls of the fast
+ * ones and answers early polls of the slow ones from its cache.
+ *
+ * GET /stats returns request counters: the harness uses them to check that polls it calls
+ * "forwarded" reached the backend and that cached ones did not.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { announceReady, serveParentRequests } from './child-channel.js';
+
+const MODERN = '2026-07-28';
+const SLOW_POLL_MS = 3_600_000;
+const TTL_MS = 3_600_000;
+// One fixed timestamp: the replies stay byte-identical from run to run.
+const STAMP = '2026-01-01T00:00:00.000Z';
+const counters: Record<string, number> = {};
+let nextTask = 0;
+
+interface Rpc {
+  id?: string | number;
+  method?: string;
+  params?: { name?: string; arguments?: Record<string, unknown>; taskId?: string };
+}
+
+function count(key: string): void {
+  counters[key] = (counters[key] ?? 0) + 1;
+}
+
+function sendJson(res: ServerResponse, id: Rpc['id'], result: unknown): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id, result });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sseBlock(message: unknown): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+function taskFields(taskId: string, modern: boolean): Record<string, unknown> {
+  const poll = taskId.startsWith('slow-') ? SLOW_POLL_MS : 0;
+  return modern
+    ? { taskId, status: 'working', createdAt: STAMP, lastUpdatedAt: STAMP, ttlMs: TTL_MS, pollIntervalMs: poll }
+    : { taskId, status: 'working', createdAt: STAMP, lastUpdatedAt: STAMP, ttl: TTL_MS, pollInterval: poll };
+}
+
+function answerToolCall(res: ServerResponse, rpc: Rpc, modern: boolean): void {
+  const name = rpc.params?.name;
+  const args = rpc.params?.arguments ?? {};
+  count(`tools/call:${name}`);
+  switch (name) {
+    case 'stream': {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(sseBlock({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }));
+      res.end(sseBlock({ jsonrpc: '2.0', id: rpc.id, result: { content: [{ type: 'text', text: 'streamed ok' }] } }));
+      return;
+    }
+    case 'create-task': {
+      const taskId = `${args.poll === 'slow' ? 'slow' : 'fast'}-${++nextTask}`;
+      const task = taskFields(taskId, modern);
+      sendJson(res, rpc.id, modern ? { resultType: 'task', ...task } : { task });
+      return;
+    }
+    case 'big-stream':
+      streamBytes(res, rpc.id, Number(args.bytes ?? 0));
+      return;
+    default:
+      sendJson(res, rpc.id, { content: [{ type: 'text', text: `echo ${JSON.stringify(args).slice(0, 64)}` }] });
+  }
+}
+
+/** `total` bytes of progress notifications, written with backpressure, then the result. */
+function streamBytes(res: ServerResponse, id: Rpc['id'], total: number): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const padding = 'x'.repeat(16 * 1024);
+  let sent = 0;
+  let progress = 0;
+  const pump = (): void => {
+    while (sent < total) {
+      const block = sseBlock({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: ++progress, message: padding } });
+      sent += block.length;
+      if (!res.write(block)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    res.end(sseBlock({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `sent ${sent} bytes` }] } }));
+  };
+  pump();
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  let rpc: Rpc;
+  try {
+    rpc = JSON.parse(raw) as Rpc;
+  } catch {
+    res.writeHead(400).end();
+    return;
+  }
+  const modern = req.headers['mcp-protocol-version'] === MODERN;
+  switch (rpc.method) {
+    case 'tools/call':
+      answerToolCall(res, rpc, modern);
+      return;
+    case 'tasks/get': {
+      count('tasks/get');
+      const task = taskFields(String(rpc.params?.taskId ?? ''), modern);
+      sendJson(res, rpc.id, modern ? { resultType: 'complete', ...task } : task);
+      return;
+    }
+    default:
+      count(String(rpc.method));
+      if (rpc.id === undefined) res.writeHead(202).end();
+      else sendJson(res, rpc.id, modern ? { resultType: 'complete' } : {});
+  }
+}
+
+const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/stats') {
+    const body = JSON.stringify(counters);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.writeHead(405).end();
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => answer(req, res, Buffer.concat(chunks).toString('utf8')));
+});
+// Keep-alive connections from the proxies must outlive the pauses between load runs.
+server.keepAliveTimeout = 120_000;
+
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  announceReady({ url: `http://127.0.0.1:${port}` });
+});
+
+serveParentRequests(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});

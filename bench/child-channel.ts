@@ -1,0 +1,67 @@
+/**
+ * The side channel every Node child of the harness (backend, passthrough, taskgate) answers
+ * over IPC: its own CPU time and memory, so that the harness reads the figures from inside the
+ * process, not from a sampling tool, and a graceful stop, so that `--cpu-prof` gets written.
+ */
+
+export interface ChildRequest {
+  seq: number;
+  type: 'cpu' | 'memory' | 'stop';
+  /** memory: collect garbage first (needs --expose-gc), so heap figures are live data only. */
+  gc?: boolean;
+}
+
+export interface CpuReply {
+  userUs: number;
+  systemUs: number;
+  /** CLOCK_MONOTONIC in µs, the clock of V8's CPU profiles: lets a profile be cut to a load window. */
+  monotonicUs: number;
+}
+
+export interface MemoryReply {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+export function announceReady(details: Record<string, unknown>): void {
+  process.send?.({ type: 'ready', ...details });
+}
+
+/** Answers the harness until it says stop; `close` runs before the process exits. */
+export function serveParentRequests(close: () => Promise<void>): void {
+  process.on('message', (message: ChildRequest) => {
+    const reply = (body: unknown): void => {
+      process.send?.({ type: 'reply', seq: message.seq, body });
+    };
+    switch (message.type) {
+      case 'cpu': {
+        const usage = process.cpuUsage();
+        reply({ userUs: usage.user, systemUs: usage.system, monotonicUs: Number(process.hrtime.bigint() / 1000n) } satisfies CpuReply);
+        return;
+      }
+      case 'memory': {
+        const gc = (globalThis as { gc?: () => void }).gc;
+        if (message.gc && gc) {
+          // Twice: the first pass can leave weakly-held and finalizable objects for the next.
+          gc();
+          gc();
+        }
+        const m = process.memoryUsage();
+        reply({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers } satisfies MemoryReply);
+        return;
+      }
+      case 'stop':
+        void close().finally(() => {
+          reply({});
+          // exit() rather than waiting for the loop to drain: idle keep-alive sockets of the
+          // load generator would hold it open. --cpu-prof is still written on exit().
+          setTimeout(() => process.exit(0), 20);
+        });
+        return;
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}

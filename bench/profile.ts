@@ -1,0 +1,143 @@
+/**
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50]`:
+ * taskgate under one scenario's load with --cpu-prof, then the top self-time functions and the
+ * self time per source area, counted only over the load window (start-up and the JIT warm-up
+ * are cut off). Writes bench/results/profile-<scenario>.md and keeps the .cpuprofile beside it
+ * for Chrome DevTools.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CpuReply } from './child-channel.js';
+import { detectPinning, REPO_ROOT, startNodeChild } from './children.js';
+import { startIssuer } from './jwks.js';
+import { planLoad } from './load.js';
+import { hasCommand } from './nginx.js';
+import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
+import { startTaskgate, taskgatePolicy } from './targets.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values: args } = parseArgs({
+  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } },
+});
+const scenario = args.scenario as ScenarioName;
+if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
+
+/** Where a function lives, short: src/tasks/handle.ts, node_modules/fastify, node:internal … */
+function area(url: string, name: string): string {
+  if (!url) return name.startsWith('(') ? name : '(native)';
+  const path = url.replace(/^file:\/\//, '').replace(REPO_ROOT, '');
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return `node_modules/${pkg[1]}`;
+  if (path.startsWith('node:')) return path.split('/')[0]!.replace(/^node:internal.*/, 'node:internal');
+  return path;
+}
+
+export function summarizeProfile(profile: CpuProfile, fromUs: number, toUs: number, top = 25): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  // Native and node: frames (writev, JSON.parse, stream internals) are charged to the first
+  // caller in src/ or node_modules: "the socket writes of undici" says more than "node:internal".
+  const areaOf = (node: ProfileNode): string => {
+    let firstJs: ProfileNode | undefined;
+    for (let at: ProfileNode | undefined = node; at; at = byId.get(parent.get(at.id) ?? -1)) {
+      const { url, functionName } = at.callFrame;
+      // (garbage collector), (idle), (program); (root) is reached from event-loop callbacks.
+      if (!url && functionName.startsWith('(')) return firstJs ? area(firstJs.callFrame.url, firstJs.callFrame.functionName) : functionName;
+      if (url.startsWith('file://')) return area(url, functionName);
+      if (url && !firstJs) firstJs = at;
+    }
+    return firstJs ? area(firstJs.callFrame.url, firstJs.callFrame.functionName) : '(native)';
+  };
+  const self = new Map<string, number>();
+  const areas = new Map<string, number>();
+  let t = profile.startTime;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    // The time up to the next sample belongs to this one.
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    if (t < fromUs || t > toUs) continue;
+    const node = byId.get(profile.samples[i]!)!;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = areaOf(node);
+    // tsx emits each source file on few lines, so a line number only helps in node_modules.
+    const line = url.includes('node_modules') ? `:${lineNumber + 1}` : '';
+    const key = `${functionName || '(anonymous)'} — ${url ? area(url, functionName) + line : `native, called from ${where}`}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    areas.set(where, (areas.get(where) ?? 0) + dt);
+    total += dt;
+  }
+  const rows = (map: Map<string, number>) =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => `| ${(us / 1000).toFixed(0)} | ${((us / total) * 100).toFixed(1)} % | \`${k.replace(/\|/g, '\\|')}\` |`)
+      .join('\n');
+  return [
+    `Self time over ${(total / 1e6).toFixed(1)} s of samples in the load window.`,
+    '',
+    '| self ms | share | function — where |',
+    '| ---: | ---: | --- |',
+    rows(self),
+    '',
+    '| self ms | share | area (native and node: frames charged to their first src/ or node_modules caller) |',
+    '| ---: | ---: | --- |',
+    rows(areas),
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const pinning = detectPinning();
+  const tool = hasCommand('wrk') ? 'wrk' : 'node';
+  const profDir = mkdtempSync(join(tmpdir(), 'taskgate-bench-prof-'));
+  const issuer = await startIssuer();
+  const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.mint(`bench-user-${i}`)));
+  const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
+  const target = await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250']);
+  try {
+    const specs = await prepareRequests(scenario, target, tokens);
+    const run = planLoad(tool, target.url, specs);
+    await run(Number(args.connections), 3, pinning); // warm-up, outside the window
+    const before = await target.child!.ask<CpuReply>('cpu');
+    const load = await run(Number(args.connections), Number(args.seconds), pinning);
+    const after = await target.child!.ask<CpuReply>('cpu');
+    await target.stop();
+    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error('no .cpuprofile was written');
+    const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
+    const cpuUs = after.userUs + after.systemUs - before.userUs - before.systemUs;
+    const header = [
+      `### Profile: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
+      '',
+      `${load.requests} requests at ${load.rps.toFixed(0)}/s; taskgate used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
+      '',
+    ].join('\n');
+    const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n`;
+    const out = join(REPO_ROOT, 'bench', 'results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, `profile-${scenario}.md`), text);
+    copyFileSync(join(profDir, file), join(out, `profile-${scenario}.cpuprofile`));
+    console.log(text);
+  } finally {
+    await target.stop();
+    await backend.stop();
+    await issuer.close();
+    rmSync(profDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,176 @@
+/**
+ * From raw measurements to what people read: medians with min and max per cell, the goals as
+ * ratios from the same run, and the same table as aligned text (stdout) and as Markdown.
+ */
+import type { Measurement } from './measure.js';
+import { round } from './machine.js';
+import { SCENARIOS, type ScenarioName } from './scenarios.js';
+import { TARGET_LABELS, type TargetName } from './targets.js';
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export interface CellSummary {
+  target: TargetName;
+  scenario: ScenarioName;
+  connections: number;
+  rounds: number;
+  rps: Spread;
+  p50Us: Spread;
+  p90Us: Spread;
+  p99Us: Spread;
+  proxyCpuUsPerRequest: Spread | null;
+  backendCpuUsPerRequest: Spread;
+  upstreamPerRequest: number;
+  errors: number;
+  requests: number;
+}
+
+export interface Goal {
+  id: string;
+  goal: string;
+  value: number | null;
+  limit: number;
+  met: boolean | null;
+  detail: string;
+}
+
+export function spread(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median: round(median, 1), min: round(sorted[0] ?? 0, 1), max: round(sorted.at(-1) ?? 0, 1) };
+}
+
+export function summarize(measurements: Measurement[], keptRounds: number[]): CellSummary[] {
+  // If every round was dropped there is still something to show, marked by its round count.
+  const kept = keptRounds.length > 0 ? measurements.filter((m) => keptRounds.includes(m.round)) : measurements;
+  const keys = [...new Set(kept.map((m) => `${m.scenario}|${m.target}|${m.connections}`))];
+  return keys.map((key) => {
+    const ms = kept.filter((m) => `${m.scenario}|${m.target}|${m.connections}` === key);
+    const first = ms[0]!;
+    const cpu = ms.map((m) => m.proxyCpuUsPerRequest).filter((v): v is number => v !== undefined);
+    return {
+      target: first.target,
+      scenario: first.scenario,
+      connections: first.connections,
+      rounds: ms.length,
+      rps: spread(ms.map((m) => m.load.rps)),
+      p50Us: spread(ms.map((m) => m.load.latencyUs.p50)),
+      p90Us: spread(ms.map((m) => m.load.latencyUs.p90)),
+      p99Us: spread(ms.map((m) => m.load.latencyUs.p99)),
+      proxyCpuUsPerRequest: cpu.length ? spread(cpu) : null,
+      backendCpuUsPerRequest: spread(ms.map((m) => m.backendCpuUsPerRequest)),
+      upstreamPerRequest: spread(ms.map((m) => m.upstreamPerRequest)).median,
+      errors: ms.reduce((s, m) => s + m.load.errors, 0),
+      requests: ms.reduce((s, m) => s + m.load.requests, 0),
+    };
+  });
+}
+
+function find(cells: CellSummary[], target: TargetName, scenario: ScenarioName, connections: number): CellSummary | undefined {
+  return cells.find((c) => c.target === target && c.scenario === scenario && c.connections === connections);
+}
+
+function ratioGoal(id: string, goal: string, limit: number, num: number | undefined, den: number | undefined, what: string): Goal {
+  if (num === undefined || den === undefined || den === 0) return { id, goal, value: null, limit, met: null, detail: `not measured (${what})` };
+  const value = round(num / den, 2);
+  return { id, goal, value, limit, met: value <= limit, detail: `${round(num, 1)} / ${round(den, 1)} µs per request (${what})` };
+}
+
+export function evaluateGoals(cells: CellSummary[], bytesPerTask: number | undefined, redisSkipped: string | undefined): Goal[] {
+  const cpu = (t: TargetName, s: ScenarioName, c: number) => find(cells, t, s, c)?.proxyCpuUsPerRequest?.median;
+  const goals: Goal[] = [];
+  for (const scenario of ['tasks-get-2026', 'tasks-get-2025'] as const) {
+    goals.push(
+      ratioGoal(`forwarded-${scenario}`, `forwarded ${scenario} CPU/request ≤ 1.0× plain fastify passthrough`, 1, cpu('taskgate-memory', scenario, 50), cpu('fastify', scenario, 50), 'taskgate memory ÷ fastify, 50 connections'),
+    );
+  }
+  goals.push(
+    ratioGoal('cached-poll', 'early poll from cache ≤ 0.4× a forwarded poll (CPU/request)', 0.4, cpu('taskgate-memory', 'tasks-get-cached', 50), cpu('taskgate-memory', 'tasks-get-2026', 50), 'cached ÷ forwarded 2026 tasks/get, taskgate memory, 50 connections'),
+  );
+  const redis = find(cells, 'taskgate-redis', 'tasks-get-2026', 1)?.p50Us.median;
+  const memory = find(cells, 'taskgate-memory', 'tasks-get-2026', 1)?.p50Us.median;
+  if (redis === undefined || memory === undefined) {
+    goals.push({ id: 'redis-p50', goal: 'Redis store within +150 µs p50 of memory at 1 connection', value: null, limit: 150, met: null, detail: redisSkipped ?? 'not measured' });
+  } else {
+    const value = round(redis - memory, 1);
+    goals.push({ id: 'redis-p50', goal: 'Redis store within +150 µs p50 of memory at 1 connection', value, limit: 150, met: value <= 150, detail: `${redis} − ${memory} µs p50, forwarded 2026 tasks/get` });
+  }
+  goals.push({
+    id: 'bytes-per-task',
+    goal: '≤ 1 KB (1024 B) of heap per live task',
+    value: bytesPerTask ?? null,
+    limit: 1024,
+    met: bytesPerTask === undefined ? null : bytesPerTask <= 1024,
+    detail: bytesPerTask === undefined ? 'not measured' : 'heap after GC, memory store (see memory)',
+  });
+  return goals;
+}
+
+function fmt(value: number): string {
+  if (Math.abs(value) >= 10_000) return `${round(value / 1000, 1)}k`;
+  return Math.abs(value) >= 100 ? String(Math.round(value)) : String(round(value, 1));
+}
+
+function range(s: Spread | null): string {
+  return s ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : '–';
+}
+
+const HEADER = ['scenario', 'target', 'conns', 'req/s', 'p50 µs', 'p90 µs', 'p99 µs', 'proxy CPU µs/req', 'upstream/req', 'errors'];
+
+export function tableRows(cells: CellSummary[], scenarioOrder: readonly ScenarioName[], targetOrder: readonly TargetName[]): string[][] {
+  const rows: string[][] = [];
+  for (const scenario of scenarioOrder) {
+    for (const target of targetOrder) {
+      for (const cell of cells.filter((c) => c.scenario === scenario && c.target === target).sort((a, b) => a.connections - b.connections)) {
+        rows.push([
+          scenario,
+          target,
+          String(cell.connections),
+          range(cell.rps),
+          range(cell.p50Us),
+          fmt(cell.p90Us.median),
+          range(cell.p99Us),
+          range(cell.proxyCpuUsPerRequest),
+          String(cell.upstreamPerRequest),
+          cell.errors ? `${cell.errors}/${cell.requests}` : '0',
+        ]);
+      }
+    }
+  }
+  return rows;
+}
+
+export function textTable(rows: string[][]): string {
+  const all = [HEADER, ...rows];
+  const widths = HEADER.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((v, i) => (i < 3 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function markdownTable(rows: string[][]): string {
+  const line = (r: string[]) => `| ${r.join(' | ')} |`;
+  return [line(HEADER), line(HEADER.map((_, i) => (i < 3 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+}
+
+export function goalsText(goals: Goal[]): string {
+  return goals
+    .map((g) => {
+      const verdict = g.met === null ? 'NOT MEASURED' : g.met ? 'MET' : 'NOT MET';
+      const value = g.value === null ? '' : ` — ${g.value}${g.id === 'redis-p50' ? ' µs' : g.id === 'bytes-per-task' ? ' B' : '×'} (limit ${g.limit})`;
+      return `- ${verdict}: ${g.goal}${value}; ${g.detail}`;
+    })
+    .join('\n');
+}
+
+export function scenarioLegend(names: readonly ScenarioName[]): string {
+  return names.map((n) => `- \`${n}\`: ${SCENARIOS[n].title}`).join('\n');
+}
+
+export function targetLegend(names: readonly TargetName[]): string {
+  return names.map((n) => `- \`${n}\`: ${TARGET_LABELS[n]}`).join('\n');
+}

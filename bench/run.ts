@@ -1,0 +1,243 @@
+/**
+ * `npm run bench`: taskgate beside its anchors, in one run. Starts the backend, a local
+ * issuer and every target, prepares each scenario's requests, runs rounds of load with the
+ * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
+ *
+ *   tsx bench/run.ts            full run (≥ 5 rounds, under 15 minutes)
+ *   tsx bench/run.ts --quick    2 short rounds, under 2 minutes
+ *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
+ * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
+ *          --targets a,b  --scenarios a,b  --no-docs
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { spawnSync } from 'node:child_process';
+import { detectPinning, REPO_ROOT, startNodeChild, type NodeChild } from './children.js';
+import { startIssuer } from './jwks.js';
+import { planLoad, removeLoadScripts, type LoadTool } from './load.js';
+import { describeMachine } from './machine.js';
+import { runRounds, measureOnce, type Cell, type RoundsPlan } from './measure.js';
+import { checkTaskMemory } from './memory-check.js';
+import { ensureDebianTool, hasCommand } from './nginx.js';
+import { printSummary, writeOutputs, type BenchReport } from './output.js';
+import { evaluateGoals, summarize } from './report.js';
+import { checkRequests, prepareRequests, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios.js';
+import { checkSse } from './sse-check.js';
+import {
+  directTarget, gitRevision, isSkipped, startFastifyTarget, startNginxTarget, startRedisTaskgate, startTaskgate,
+  TARGET_LABELS, TARGET_NAMES, taskgatePolicy, type Skipped, type Target, type TargetName,
+} from './targets.js';
+
+type Mode = 'full' | 'quick' | 'smoke';
+
+interface ModeSettings {
+  rounds: number;
+  extraRounds: number;
+  seconds: number;
+  connections: number[];
+  warmupSeconds: number;
+  memoryTasks: number;
+  streamBytes: number;
+  ttfbSamples: number;
+  /** Hard limit for the whole run; extra rounds stop well before it. */
+  limitMs: number;
+  /** Time allowed for repeating runs disturbed by other load. */
+  retryBudgetMs: number;
+  targets: readonly TargetName[];
+  scenarios: readonly ScenarioName[];
+}
+
+const MODES: Record<Mode, ModeSettings> = {
+  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 15 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES },
+  // wrk runs whole seconds, so quick stays under two minutes by leaving out the two variant
+  // scenarios (the SSE check still times SSE replies); the full run has all six.
+  quick: { rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 2 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES, scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create'] },
+  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 60_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json'] },
+};
+/** Average cores used by other processes above which a round is dropped. */
+const FOREIGN_THRESHOLD_CORES = 0.25;
+/** Principals for the memory check: ~100 tasks each at 100k, as many owners as real traffic. */
+const MEMORY_PRINCIPALS = 1000;
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    'load-generator': { type: 'string', default: 'auto' },
+    'no-install': { type: 'boolean', default: false },
+    'no-docs': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    targets: { type: 'string' },
+    scenarios: { type: 'string' },
+  },
+});
+
+const mode: Mode = args.smoke ? 'smoke' : args.quick ? 'quick' : 'full';
+const settings: ModeSettings = { ...MODES[mode] };
+if (args.rounds) settings.rounds = Number(args.rounds);
+if (args.seconds) settings.seconds = Number(args.seconds);
+if (args.targets) settings.targets = args.targets.split(',') as TargetName[];
+if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
+const started = Date.now();
+const log = (line: string): void => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+
+const running: { stop(): Promise<void> }[] = [];
+async function stopAll(): Promise<void> {
+  // Reverse order: proxies before the backend and the issuer they depend on.
+  for (const r of running.splice(0).reverse()) await r.stop().catch(() => undefined);
+  removeLoadScripts();
+}
+process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
+const watchdog = setTimeout(() => {
+  log(`hard time limit of ${settings.limitMs / 1000} s reached; stopping`);
+  void stopAll().finally(() => process.exit(2));
+}, settings.limitMs + 60_000);
+watchdog.unref();
+
+function chooseLoadTool(): { tool: LoadTool; label: string } {
+  const wanted = args['load-generator'];
+  if (wanted === 'node') return { tool: 'node', label: 'node (undici Pool, bench/load-node.ts), as asked' };
+  const missing = ensureDebianTool('wrk', 'wrk', !args['no-install'] && mode !== 'smoke');
+  if (!missing) {
+    const version = spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split('\n')[0]?.split(' [')[0] ?? 'wrk';
+    return { tool: 'wrk', label: `${version} (1 thread, Lua script for bodies and headers)` };
+  }
+  if (wanted === 'wrk') throw new Error(`wrk was asked for: ${missing}`);
+  return { tool: 'node', label: `node (undici Pool, bench/load-node.ts) because ${missing}` };
+}
+
+async function startTargets(pinning: ReturnType<typeof detectPinning>, backend: NodeChild, policy: string, issuer: Awaited<ReturnType<typeof startIssuer>>): Promise<{ targets: Target[]; skipped: Skipped[] }> {
+  const skipped: Skipped[] = [];
+  const starts = settings.targets.map(async (name): Promise<Target | Skipped> => {
+    switch (name) {
+      case 'direct':
+        return directTarget(backend);
+      case 'nginx': {
+        const missing = hasCommand('nginx') ? undefined : ensureDebianTool('nginx', 'nginx-light', !args['no-install'] && mode !== 'smoke');
+        if (missing) return { name, reason: missing };
+        return startNginxTarget(pinning, backend.url).catch((error: Error) => ({ name, reason: `nginx did not start: ${error.message}` }));
+      }
+      case 'fastify':
+        return startFastifyTarget(pinning, backend.url);
+      case 'taskgate-memory':
+        return startTaskgate(pinning, name, policy);
+      case 'taskgate-redis':
+        return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer });
+    }
+  });
+  const targets: Target[] = [];
+  for (const outcome of await Promise.all(starts)) {
+    if (isSkipped(outcome)) {
+      skipped.push(outcome);
+      log(`${outcome.name} skipped: ${outcome.reason}`);
+    } else {
+      targets.push(outcome);
+      running.push(outcome);
+    }
+  }
+  // Keep the declared order, so tables and charts always list targets the same way.
+  targets.sort((a, b) => TARGET_NAMES.indexOf(a.name) - TARGET_NAMES.indexOf(b.name));
+  return { targets, skipped };
+}
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  const pinning = detectPinning();
+  const load = chooseLoadTool();
+  log(`${mode} run: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${load.label}; ${pinning.note}`);
+
+  const issuer = await startIssuer();
+  running.push({ stop: () => issuer.close() });
+  const tokens = await Promise.all(Array.from({ length: MEMORY_PRINCIPALS }, (_, i) => issuer.mint(`bench-user-${i}`)));
+  const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
+  running.push(backend);
+  const policy = taskgatePolicy({ backendUrl: backend.url, issuer });
+  const { targets, skipped } = await startTargets(pinning, backend, policy, issuer);
+  log(`targets up: ${targets.map((t) => t.name).join(', ')}`);
+
+  const cells: Cell[] = [];
+  for (const scenario of settings.scenarios) {
+    for (const target of targets) {
+      if (SCENARIOS[scenario].taskgateOnly && !target.isTaskgate) continue;
+      const specs = await prepareRequests(scenario, target, tokens);
+      await checkRequests(target, scenario, specs);
+      cells.push({ target, scenario, run: planLoad(load.tool, target.url, specs) });
+    }
+  }
+
+  const plan: RoundsPlan = {
+    cells,
+    connections: settings.connections,
+    seconds: settings.seconds,
+    rounds: settings.rounds,
+    maxExtraRounds: settings.extraRounds,
+    foreignThreshold: FOREIGN_THRESHOLD_CORES,
+    // Extra rounds must leave time for the memory and SSE checks after them.
+    deadline: started + settings.limitMs - 150_000,
+    retryBudgetMs: settings.retryBudgetMs,
+    pinning,
+    backend,
+    ourPids: () => [backend.pid, ...targets.flatMap((t) => t.pids())],
+    log,
+  };
+  if (settings.warmupSeconds > 0) {
+    log(`warming up ${cells.length} cells`);
+    for (const cell of cells) await measureOnce(plan, cell, Math.max(...settings.connections), 0, settings.warmupSeconds);
+  }
+  log(`${cells.length} cells × ${settings.connections.length} connection levels, ${settings.rounds} rounds of ${settings.seconds} s runs`);
+  const outcome = await runRounds(plan);
+
+  const token = tokens[0]!;
+  log('SSE: time to first byte and a large stream at a fixed read pace');
+  const sse = await checkSse(targets.filter((t) => t.name !== 'taskgate-redis'), token, { samples: settings.ttfbSamples, streamBytes: settings.streamBytes, paceBytesPerSecond: 25_000_000 });
+  // The load targets stop first, so the fresh gateway of the memory check has the proxy core alone.
+  for (const t of targets) {
+    await t.stop();
+    running.splice(running.indexOf(t), 1);
+  }
+  log(`memory: ${settings.memoryTasks} live tasks in a fresh taskgate`);
+  const memory = settings.targets.includes('taskgate-memory')
+    ? await checkTaskMemory({ pinning, policy, tokens, backend, count: settings.memoryTasks })
+    : { skipped: 'taskgate-memory not among the targets' };
+
+  const results = summarize(outcome.measurements, outcome.kept);
+  const redisSkip = skipped.find((s) => s.name === 'taskgate-redis')?.reason;
+  const report: BenchReport = {
+    schema: 'taskgate-bench/1',
+    generatedAt: new Date().toISOString(),
+    mode,
+    command: mode === 'full' ? 'npm run bench' : `npm run bench -- --${mode}`,
+    revision: gitRevision(),
+    machine,
+    pinning: pinning.note,
+    loadGenerator: load.label,
+    settings: { rounds: settings.rounds, seconds: settings.seconds, connections: settings.connections, foreignThresholdCores: FOREIGN_THRESHOLD_CORES, taskgateLogLevel: 'info (to /dev/null)' },
+    targets: targets.map((t) => ({ name: t.name, label: TARGET_LABELS[t.name], cpuMethod: t.cpuMethod ?? null })),
+    skipped,
+    scenarios: settings.scenarios.map((name) => ({ name, title: SCENARIOS[name].title })),
+    rounds: { kept: outcome.kept, dropped: outcome.dropped },
+    results,
+    goals: evaluateGoals(results, 'skipped' in memory ? undefined : memory.heapBytesPerTask, redisSkip),
+    memory,
+    sse,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    measurements: outcome.measurements,
+  };
+  const dir = args.out ?? join(REPO_ROOT, 'bench', 'results');
+  const base = mode === 'full' ? 'latest' : mode;
+  const written = writeOutputs(report, dir, base, mode === 'full' && !args.out && !args['no-docs']);
+  printSummary(report);
+  log(`wrote ${written.join(', ')}`);
+}
+
+try {
+  await main();
+} catch (error) {
+  log(`failed: ${(error as Error).stack ?? String(error)}`);
+  process.exitCode = 1;
+} finally {
+  await stopAll();
+  clearTimeout(watchdog);
+}

@@ -1,0 +1,139 @@
+/**
+ * The scenarios: what one load run sends. Every target gets byte-for-byte the same kind of
+ * request (same headers, same bearer tokens, same body sizes); only taskgate needs real task
+ * handles, which it minted for tasks created through it before the run.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Target } from './targets.js';
+
+export const SCENARIO_NAMES = ['tools-json', 'tools-sse', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export interface Scenario {
+  readonly name: ScenarioName;
+  readonly title: string;
+  /** For the chart's row labels. */
+  readonly short: string;
+  /** Backend counter (GET /stats) one request should move, to check forwarded vs answered locally. */
+  readonly backendCounter: string;
+  /** Meaningful only where there is a task cache (taskgate). */
+  readonly taskgateOnly: boolean;
+}
+
+export const SCENARIOS: Record<ScenarioName, Scenario> = {
+  'tools-json': { name: 'tools-json', short: 'tools/call → JSON', title: 'tools/call, JSON reply (2025-11-25)', backendCounter: 'tools/call:echo', taskgateOnly: false },
+  'tools-sse': { name: 'tools-sse', short: 'tools/call → SSE', title: 'tools/call, SSE reply (2025-11-25)', backendCounter: 'tools/call:stream', taskgateOnly: false },
+  'tasks-get-2026': { name: 'tasks-get-2026', short: 'tasks/get forwarded, 2026', title: 'tasks/get forwarded, bearer token (2026-07-28)', backendCounter: 'tasks/get', taskgateOnly: false },
+  'tasks-get-2025': { name: 'tasks-get-2025', short: 'tasks/get forwarded, 2025', title: 'tasks/get forwarded, bearer token (2025-11-25)', backendCounter: 'tasks/get', taskgateOnly: false },
+  'tasks-get-cached': { name: 'tasks-get-cached', short: 'tasks/get from cache, 2026', title: 'early tasks/get answered from cache (2026-07-28)', backendCounter: 'tasks/get', taskgateOnly: true },
+  'task-create': { name: 'task-create', short: 'task creation, 2026', title: 'task creation, tools/call (2026-07-28)', backendCounter: 'tools/call:create-task', taskgateOnly: false },
+};
+
+export interface RequestSpec {
+  headers: Record<string, string>;
+  body: string;
+}
+
+type Era = '2025-11-25' | '2026-07-28';
+
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** Principals polling in the tasks/get scenarios, and tasks polled per principal. */
+const POLLERS = 4;
+const TASKS_PER_POLLER = 8;
+/** Principals creating tasks in task-create, so no one principal's task list dominates. */
+export const CREATORS = 64;
+
+/** One JSON-RPC request of `era`, with the headers its transport asks for. */
+export function rpcRequest(era: Era, token: string, method: string, params: Record<string, unknown>, mcpName?: string): RequestSpec {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': era,
+    authorization: `Bearer ${token}`,
+  };
+  let framed = params;
+  if (era === '2026-07-28') {
+    // Every 2026 request carries its envelope and mirrors method and name in headers.
+    framed = {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': era, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } } },
+    };
+    headers['mcp-method'] = method;
+    if (mcpName !== undefined) headers['mcp-name'] = mcpName;
+  }
+  return { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: framed }) };
+}
+
+export function toolCall(era: Era, token: string, name: string, args: Record<string, unknown>): RequestSpec {
+  const params: Record<string, unknown> = { name, arguments: args };
+  // 2025: a task is asked for with params.task; 2026: the declared extension is enough.
+  if (era === '2025-11-25' && name === 'create-task') params.task = { ttl: 3_600_000 };
+  return rpcRequest(era, token, 'tools/call', params, name);
+}
+
+export function tasksGet(era: Era, token: string, handle: string): RequestSpec {
+  return rpcRequest(era, token, 'tasks/get', { taskId: handle }, handle);
+}
+
+/** Sends one request and returns the JSON-RPC response it carried (JSON or the last SSE event). */
+export async function send(url: string, spec: RequestSpec): Promise<{ status: number; message: Record<string, unknown> | undefined }> {
+  const res = await fetch(url, { method: 'POST', headers: spec.headers, body: spec.body });
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  // The harness only needs the final message; the proxies' own SSE handling is what is measured.
+  const payload = type.startsWith('text/event-stream') ? (text.split('\n').filter((l) => l.startsWith('data:')).pop()?.slice(5) ?? '') : text;
+  let message: Record<string, unknown> | undefined;
+  try {
+    message = JSON.parse(payload) as Record<string, unknown>;
+  } catch {
+    message = undefined;
+  }
+  return { status: res.status, message };
+}
+
+async function createTask(target: Target, era: Era, token: string, poll: 'fast' | 'slow'): Promise<string> {
+  const { status, message } = await send(target.url, toolCall(era, token, 'create-task', { poll }));
+  const result = message?.result as { taskId?: string; task?: { taskId?: string } } | undefined;
+  const handle = era === '2026-07-28' ? result?.taskId : result?.task?.taskId;
+  if (status !== 200 || typeof handle !== 'string') throw new Error(`${target.name}: task creation failed (${status} ${JSON.stringify(message)})`);
+  return handle;
+}
+
+/**
+ * The rotation of requests a load run cycles through. For taskgate the tasks are created
+ * through it first (and, for the cached scenario, polled once so a snapshot exists); the other
+ * targets get made-up handles of the same shape, which the backend answers all the same.
+ */
+export async function prepareRequests(scenario: ScenarioName, target: Target, tokens: string[]): Promise<RequestSpec[]> {
+  const specs: RequestSpec[] = [];
+  switch (scenario) {
+    case 'tools-json':
+      return tokens.slice(0, POLLERS).map((t) => toolCall('2025-11-25', t, 'echo', { text: 'hello' }));
+    case 'tools-sse':
+      return tokens.slice(0, POLLERS).map((t) => toolCall('2025-11-25', t, 'stream', { text: 'hello' }));
+    case 'task-create':
+      return tokens.slice(0, CREATORS).map((t) => toolCall('2026-07-28', t, 'create-task', { poll: 'fast' }));
+    default: {
+      const era: Era = scenario === 'tasks-get-2025' ? '2025-11-25' : '2026-07-28';
+      const poll = scenario === 'tasks-get-cached' ? 'slow' : 'fast';
+      for (const token of tokens.slice(0, POLLERS)) {
+        for (let i = 0; i < TASKS_PER_POLLER; i++) {
+          const handle = target.isTaskgate ? await createTask(target, era, token, poll) : randomBytes(24).toString('base64url');
+          const spec = tasksGet(era, token, handle);
+          // The first poll of a task is always forwarded; it leaves the snapshot early polls get.
+          if (scenario === 'tasks-get-cached') await send(target.url, spec);
+          specs.push(spec);
+        }
+      }
+      return specs;
+    }
+  }
+}
+
+/** Fails loudly when a target does not answer a scenario with a JSON-RPC result. */
+export async function checkRequests(target: Target, scenario: ScenarioName, specs: RequestSpec[]): Promise<void> {
+  const { status, message } = await send(target.url, specs[0]!);
+  if (status !== 200 || !message || !('result' in message)) {
+    throw new Error(`${target.name} / ${scenario}: expected a JSON-RPC result, got HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The targets, all in front of the same backend process: the backend itself (the floor),
+ * nginx, a plain fastify passthrough, and taskgate with each store. Each proxy is its own
+ * process on the proxy core, so its CPU time is its own.
+ */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { parseConfig } from '../src/config/index.js';
+import { delay, spawnPinned, startNodeChild, type NodeChild, type Pinning } from './children.js';
+import type { CpuReply, MemoryReply } from './child-channel.js';
+import type { BenchIssuer } from './jwks.js';
+import { processCpuUs } from './machine.js';
+import { freePort, hasCommand, startNginx, waitForPort } from './nginx.js';
+
+export const TARGET_NAMES = ['direct', 'nginx', 'fastify', 'taskgate-memory', 'taskgate-redis'] as const;
+export type TargetName = (typeof TARGET_NAMES)[number];
+
+export const TARGET_LABELS: Record<TargetName, string> = {
+  direct: 'backend direct (floor)',
+  nginx: 'nginx reverse proxy',
+  fastify: 'fastify + @fastify/http-proxy',
+  'taskgate-memory': 'taskgate, memory store',
+  'taskgate-redis': 'taskgate, redis store',
+};
+
+export interface Target {
+  readonly name: TargetName;
+  /** The MCP endpoint the load goes to. */
+  readonly url: string;
+  readonly isTaskgate: boolean;
+  /** How proxy CPU is read; undefined for the backend itself. */
+  readonly cpuMethod?: string;
+  /** PIDs of every process of this target, for the foreign-load accounting. */
+  pids(): number[];
+  /** CPU microseconds the proxy process(es) used so far. */
+  cpuUs(): Promise<number | undefined>;
+  memory?(gc: boolean): Promise<MemoryReply>;
+  readonly child?: NodeChild;
+  stop(): Promise<void>;
+}
+
+export interface Skipped {
+  name: TargetName;
+  reason: string;
+}
+
+export interface TaskgatePolicyOptions {
+  backendUrl: string;
+  issuer: BenchIssuer;
+  store?: Record<string, unknown>;
+}
+
+/**
+ * The policy under test. Poll governance stays on (mode cached) with the default tolerance and
+ * floor 0: polls of tasks whose backend interval is 0 are forwarded, early polls of tasks with
+ * a one-hour interval are answered from the cache. The abuse limit, the per-principal live task
+ * limit and creation rate are raised so that load itself never trips them (they are still
+ * evaluated on every request, so their cost is measured).
+ */
+export function taskgatePolicy(options: TaskgatePolicyOptions): string {
+  return JSON.stringify({
+    listen: { host: '127.0.0.1', port: 0 },
+    admin: { host: '127.0.0.1', port: 0 },
+    publicUrl: 'http://127.0.0.1',
+    auth: { mode: 'jwt', issuers: [{ issuer: options.issuer.issuer, jwksUri: options.issuer.jwksUri }] },
+    upstreams: { bench: { instances: [options.backendUrl] } },
+    routes: [{ path: '/mcp', upstream: 'bench' }],
+    tasks: {
+      maxLivePerPrincipal: 10_000_000,
+      maxRecords: 10_000_000,
+      createRate: { limit: 1_000_000_000, window: '1m' },
+      poll: { mode: 'cached', floor: '0s', abuseFactor: 1_000_000_000 },
+    },
+    ...(options.store ? { store: options.store } : {}),
+    logging: { level: 'info' },
+  });
+}
+
+/** Why a policy does not validate, or undefined when it does. */
+export function policyProblem(policy: string): string | undefined {
+  try {
+    parseConfig(policy, { env: {}, source: 'bench-policy' });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/\s+/g, ' ').trim();
+  }
+}
+
+export async function waitUntilReady(adminUrl: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${adminUrl}/readyz`).catch(() => undefined);
+    await res?.text();
+    if (res?.status === 200) return;
+    if (Date.now() > until) throw new Error('taskgate not ready in time');
+    await delay(25);
+  }
+}
+
+function nodeTarget(name: TargetName, child: NodeChild, path: string, extraStop?: () => Promise<void>): Target {
+  return {
+    name,
+    url: `${child.url}${path}`,
+    isTaskgate: name.startsWith('taskgate'),
+    cpuMethod: 'process.cpuUsage() over IPC',
+    child,
+    pids: () => [child.pid],
+    cpuUs: async () => {
+      const cpu = await child.ask<CpuReply>('cpu');
+      return cpu.userUs + cpu.systemUs;
+    },
+    memory: (gc) => child.ask<MemoryReply>('memory', { gc }),
+    async stop() {
+      await child.stop();
+      await extraStop?.();
+    },
+  };
+}
+
+export function directTarget(backend: NodeChild): Target {
+  return { name: 'direct', url: `${backend.url}/mcp`, isTaskgate: false, pids: () => [], cpuUs: async () => undefined, stop: async () => {} };
+}
+
+export async function startNginxTarget(pinning: Pinning, backendUrl: string): Promise<Target> {
+  const nginx = await startNginx(pinning, backendUrl);
+  return {
+    name: 'nginx',
+    url: nginx.url,
+    isTaskgate: false,
+    cpuMethod: '/proc/<pid>/stat utime+stime (master + worker)',
+    pids: () => nginx.pids(),
+    cpuUs: async () => processCpuUs(nginx.pids()),
+    stop: () => nginx.stop(),
+  };
+}
+
+export async function startFastifyTarget(pinning: Pinning, backendUrl: string): Promise<Target> {
+  const child = await startNodeChild(pinning, './passthrough.ts', { cpu: pinning.proxyCpu, env: { BENCH_UPSTREAM: backendUrl } });
+  return nodeTarget('fastify', child, '/mcp');
+}
+
+export async function startTaskgate(pinning: Pinning, name: TargetName, policy: string, execArgv: string[] = []): Promise<Target> {
+  const child = await startNodeChild(pinning, './taskgate-child.ts', { cpu: pinning.proxyCpu, env: { BENCH_POLICY: policy }, execArgv });
+  await waitUntilReady(String(child.details.adminUrl));
+  return nodeTarget(name, child, '/mcp');
+}
+
+/**
+ * taskgate on Redis, when the policy accepts a Redis store and the gateway really builds one.
+ * A private redis-server is started on the load core (never the machine's shared one), unless
+ * TASKGATE_BENCH_REDIS_URL names one to use.
+ */
+export async function startRedisTaskgate(pinning: Pinning, options: Omit<TaskgatePolicyOptions, 'store'>): Promise<Target | Skipped> {
+  const given = process.env.TASKGATE_BENCH_REDIS_URL;
+  // Poll snapshots are stored encrypted; a key made for this run is all the bench needs.
+  const store = (url: string) => ({ type: 'redis', url, snapshotKeys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] });
+  const probe = policyProblem(taskgatePolicy({ ...options, store: store(given ?? 'redis://127.0.0.1:6379') }));
+  if (probe) return { name: 'taskgate-redis', reason: `the policy does not accept a Redis store yet (${probe})` };
+  let redis: ChildProcess | undefined;
+  let url = given;
+  if (!url) {
+    if (!hasCommand('redis-server')) return { name: 'taskgate-redis', reason: 'redis-server not found (apt-get install -y redis-server, or set TASKGATE_BENCH_REDIS_URL)' };
+    const port = await freePort();
+    redis = spawnPinned(pinning, pinning.loadCpu, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], 'ignore');
+    await waitForPort(port);
+    url = `redis://127.0.0.1:${port}`;
+  }
+  const stopRedis = async (): Promise<void> => {
+    if (redis && redis.exitCode === null) {
+      const exited = new Promise((resolve) => redis!.once('exit', resolve));
+      redis.kill('SIGTERM');
+      await Promise.race([exited, delay(3000)]);
+    }
+  };
+  try {
+    const target = await startTaskgate(pinning, 'taskgate-redis', taskgatePolicy({ ...options, store: store(url) }));
+    if (target.child?.details.store !== 'redis') {
+      await target.stop();
+      await stopRedis();
+      const why = target.child?.details.storeProblem;
+      return { name: 'taskgate-redis', reason: `the policy names a Redis store but the gateway built a ${String(target.child?.details.store)} store${why ? ` (${String(why)})` : ''}` };
+    }
+    const redisPid = redis?.pid;
+    return { ...target, pids: () => [...target.pids(), ...(redisPid ? [redisPid] : [])], stop: async () => (await target.stop(), await stopRedis()) };
+  } catch (error) {
+    await stopRedis();
+    return { name: 'taskgate-redis', reason: `taskgate on Redis did not start: ${(error as Error).message.split('\n')[0]}` };
+  }
+}
+
+export function isSkipped(value: Target | Skipped): value is Skipped {
+  return 'reason' in value;
+}
+
+/** Used by the report: the exact commit measured, and whether the tree had local changes. */
+export function gitRevision(): string {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).stdout.trim() !== '';
+  return head ? `${head}${dirty ? ' (src/ has uncommitted changes)' : ''}` : 'unknown';
+}

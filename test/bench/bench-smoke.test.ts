@@ -1,0 +1,73 @@
+/**
+ * The benchmark harness end to end on a tiny configuration (bench/run.ts --smoke: one round,
+ * one scenario, the backend and taskgate, about a second of load per run) with the Node load
+ * generator, so it needs neither wrk nor nginx. It checks the outputs are well formed, never
+ * the numbers: performance is measured by `npm run bench`, not asserted by a timed test.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function runHarness(out: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--load-generator', 'node', '--no-install', '--out', out], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    }),
+  );
+}
+
+test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
+  const out = mkdtempSync(join(tmpdir(), 'taskgate-bench-smoke-'));
+  try {
+    const { code, stderr } = await runHarness(out);
+    assert.equal(code, 0, stderr);
+
+    const report = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(report.schema, 'taskgate-bench/1');
+    assert.equal(report.mode, 'smoke');
+    assert.match(String(report.loadGenerator), /^node/);
+    const results = report.results as Record<string, unknown>[];
+    assert.ok(results.length > 0, 'no result cells');
+    for (const cell of results) {
+      for (const key of ['rps', 'p50Us', 'p90Us', 'p99Us']) {
+        const s = cell[key] as { median: unknown; min: unknown; max: unknown };
+        for (const v of [s.median, s.min, s.max]) assert.equal(typeof v, 'number', `${key} of ${String(cell.target)}`);
+      }
+    }
+    const taskgate = results.find((c) => c.target === 'taskgate-memory');
+    assert.ok(taskgate && taskgate.proxyCpuUsPerRequest !== null, 'taskgate has a CPU figure');
+    const goals = report.goals as { id: string; met: unknown }[];
+    assert.deepEqual(goals.map((g) => g.id).sort(), ['bytes-per-task', 'cached-poll', 'forwarded-tasks-get-2025', 'forwarded-tasks-get-2026', 'redis-p50']);
+    assert.ok('heapBytesPerTask' in (report.memory as object), 'memory check ran');
+    assert.ok('ttfbUs' in (report.sse as object), 'SSE check ran');
+    assert.ok(Array.isArray(report.measurements));
+
+    const svg = readFileSync(join(out, 'smoke.svg'), 'utf8');
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>/);
+    assert.match(svg.trimEnd(), /<\/svg>$/);
+    assert.ok(svg.includes('<rect'), 'the chart has bars');
+    // Every element opened is closed: a cheap well-formedness check without an XML parser.
+    const opened = (svg.match(/<(rect|text|line|title)\b([^>]*[^/])?>/g) ?? []).length;
+    const closed = (svg.match(/<\/(rect|text|line|title)>/g) ?? []).length;
+    assert.equal(opened, closed);
+
+    const markdown = readFileSync(join(out, 'smoke.md'), 'utf8');
+    assert.match(markdown, /\| scenario \| target \|/);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
