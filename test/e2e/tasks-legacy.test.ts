@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
@@ -78,6 +78,21 @@ describe('2025-11-25 task takeover through the gateway', () => {
     assert.equal(cancelled.status, 'cancelled');
     assert.equal(cancelled.taskId, task.taskId);
     await assert.rejects(alice.experimental.tasks.cancelTask(task.taskId), (e: unknown) => e instanceof McpError && e.code === -32602);
+  });
+
+  it('relays notifications/tasks/status on the GET stream with the handle, never the backend id', async () => {
+    const seen: Array<{ taskId: string; status: string }> = [];
+    alice.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+      seen.push({ taskId: n.params.taskId, status: n.params.status });
+    });
+    const task = await createTask(alice, 'slow_scan', { seconds: 0.6 });
+    assert.equal(await waitForStatus(alice, task.taskId, ['completed']), 'completed');
+    const until = Date.now() + 3000;
+    while (!seen.some((n) => n.status === 'completed') && Date.now() < until) await sleep(20);
+    const mine = seen.filter((n) => n.taskId === task.taskId);
+    assert.ok(mine.some((n) => n.status === 'completed'), `notifications seen: ${JSON.stringify(seen)}`);
+    const upstreamIds = new Set(backendIds(stack, 'tasks/get'));
+    assert.ok(!seen.some((n) => upstreamIds.has(n.taskId)), 'a backend task id reached the client');
   });
 
   it('marks a failing tool failed', async () => {
