@@ -31,8 +31,13 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   const record = request.tg.task;
 
   if (response.error) {
-    // Backend errors about a task may quote its id; the client only knows the handle.
-    if (record) response.error.message = response.error.message.split(record.upstreamTaskId).join(record.handle);
+    // Backend errors about a task may quote its id, in the message or the data; the client
+    // only knows the handle. (Error paths are rare, so a round trip through JSON is fine.)
+    if (record) {
+      const swap = (text: string) => text.split(record.upstreamTaskId).join(record.handle);
+      response.error.message = swap(response.error.message);
+      if (response.error.data !== undefined) response.error.data = JSON.parse(swap(JSON.stringify(response.error.data))) as unknown;
+    }
     return response;
   }
   const result = response.result;
