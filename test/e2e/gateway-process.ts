@@ -22,6 +22,9 @@ export function runTaskgate(args: string[], env: NodeJS.ProcessEnv = {}): ChildP
   return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** How long a gateway may take to say it listens before the test gives up on it. */
+const START_TIMEOUT_MS = 20_000;
+
 export async function startGatewayProcess(policyFile: string, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
   const child = runTaskgate(['--config', policyFile], env);
   const lines: Array<Record<string, unknown>> = [];
@@ -41,7 +44,16 @@ export async function startGatewayProcess(policyFile: string, env: NodeJS.Proces
     });
     void exited.then(() => reject(new Error(`taskgate exited before listening:\n${stderr}`)));
   });
-  const entry = await listening;
+  // A gateway that never says it listens (a policy that logs above info, a hang) must not
+  // outlive the test that started it: it is killed here, since no caller holds it yet.
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`taskgate did not log "taskgate listening" within ${START_TIMEOUT_MS} ms (is logging.level above info?)\n${stderr}`));
+    }, START_TIMEOUT_MS);
+  });
+  const entry = await Promise.race([listening, timeout]).finally(() => clearTimeout(timer));
   return {
     child,
     url: String(entry.url),
