@@ -95,6 +95,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
   });
 
+  app.decorateRequest('rejection', undefined);
   app.setNotFoundHandler((request, reply) => sendGatewayError(request, reply, new GatewayError('TG_ERR_NO_ROUTE')));
   app.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
   app.addHook('onResponse', async (request, reply) => {
@@ -104,6 +105,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     const labels = { route, method: request.method, rpc_method: rpcMethod };
     metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    if (request.rejection) metrics.rejectedRequests.inc({ reason: request.rejection });
     const tg = request.tg;
     if (tg?.pollOutcome) metrics.polls.inc({ outcome: tg.pollOutcome });
     if (tg?.taskOutcome && rpcMethod.startsWith('tasks/')) {

@@ -4,7 +4,14 @@
  * anything else is an internal error whose details stay in the log.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, renderErrorBody, type JsonRpcId } from '../errors.js';
+import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The catalogue code of the error the gateway answered this request with, if any (metrics). */
+    rejection?: ErrorCode;
+  }
+}
 
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -30,6 +37,7 @@ export function requestRpcId(request: FastifyRequest): JsonRpcId {
 }
 
 export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
+  request.rejection = error.code;
   if (error.code === 'TG_ERR_INTERNAL') {
     request.log.error({ err: error.cause ?? error }, 'internal error');
   } else {

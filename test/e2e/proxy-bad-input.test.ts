@@ -108,6 +108,16 @@ describe('bad input never reaches the backend', () => {
     });
   }
 
+  it('counts every refusal above by its catalogue code', async () => {
+    const metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
+    const count = (reason: string) => Number(metrics.match(new RegExp(`^taskgate_rejected_requests_total\\{reason="${reason}"\\} (\\d+)`, 'm'))?.[1] ?? 0);
+    assert.equal(count('TG_ERR_PARSE'), 2);
+    assert.equal(count('TG_ERR_HEADER_MISMATCH'), 3);
+    assert.equal(count('TG_ERR_NOT_ACCEPTABLE'), 3);
+    assert.equal(count('TG_ERR_NO_ROUTE'), 1);
+    assert.equal(count('TG_ERR_BODY_TOO_LARGE'), 1);
+  });
+
   it('a well-formed request with the same shapes does reach the backend (the table is not vacuous)', async () => {
     const backend = stack.servers[0]!;
     backend.stats.reset();
