@@ -3,6 +3,7 @@
 // Usage: tsx examples/mcp-server/main.ts [--port N] [--host H] [--json] [--event-store] [--name NAME]
 import { parseArgs } from 'node:util';
 import { startExampleServer } from './server.js';
+import { closeOnSignals } from '../http-serving.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,14 +30,4 @@ const server = await startExampleServer({
 });
 console.log(server.url);
 
-const stop = (): void => {
-  server.close().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+closeOnSignals(server);

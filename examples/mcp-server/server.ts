@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
@@ -9,6 +8,7 @@ import { SessionEventStore } from './event-store.js';
 import { registerExampleTools } from './tools.js';
 import { registerTaskTools } from './task-tools.js';
 import { registerConformanceFixtures } from './conformance-fixtures.js';
+import { listenAt } from '../http-serving.js';
 
 export interface ExampleServerOptions {
   host?: string;
@@ -160,18 +160,10 @@ export async function startExampleServer(opts: ExampleServerOptions = {}): Promi
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 0, host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = http.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const { port, url } = await listenAt(http, host, opts.port ?? 0, MCP_PATH);
 
   return {
-    url: `http://${urlHost}:${port}${MCP_PATH}`,
+    url,
     port,
     stats,
     async close() {

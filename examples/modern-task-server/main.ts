@@ -3,6 +3,7 @@
 // Usage: tsx examples/modern-task-server/main.ts [--port N] [--host H] [--name NAME] [--poll-interval-ms N]
 import { parseArgs } from 'node:util';
 import { startModernTaskServer } from './server.js';
+import { closeOnSignals } from '../http-serving.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,14 +28,4 @@ if (!Number.isInteger(pollIntervalMs) || pollIntervalMs <= 0) {
 const server = await startModernTaskServer({ host: values.host, port, name: values.name, pollIntervalMs });
 console.log(server.url);
 
-const stop = (): void => {
-  server.close().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+closeOnSignals(server);

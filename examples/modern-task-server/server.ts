@@ -1,5 +1,4 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -15,6 +14,7 @@ import { TASKS_EXTENSION, registerTaskHandlers } from './task-handlers.js';
 import { TaskRegistry } from './task-registry.js';
 import { TaskAwareServer, registerTools } from './tool-dispatch.js';
 import { exampleTools } from './tools.js';
+import { listenAt } from '../http-serving.js';
 
 export interface ModernTaskServerOptions {
   host?: string;
@@ -140,18 +140,10 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: `Internal error: ${String(error)}` } }));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 0, host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = http.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const { port, url } = await listenAt(http, host, opts.port ?? 0, MCP_PATH);
 
   return {
-    url: `http://${urlHost}:${port}${MCP_PATH}`,
+    url,
     port,
     stats,
     tasks: {
