@@ -99,18 +99,19 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   app.setNotFoundHandler((request, reply) => sendGatewayError(request, reply, new GatewayError('TG_ERR_NO_ROUTE')));
   app.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
   app.addHook('onResponse', async (request, reply) => {
-    const message = request.tg?.mcp?.message;
+    const tg = request.tg;
+    const message = tg?.mcp?.message;
     const rpcMethod = rpcMethodLabel(message && 'method' in message ? message.method : undefined, message?.kind ?? 'none');
-    const route = request.tg?.route.path ?? 'unmatched';
+    const route = tg?.route.path ?? 'unmatched';
     const labels = { route, method: request.method, rpc_method: rpcMethod };
     metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     if (request.rejection) metrics.rejectedRequests.inc({ reason: request.rejection });
-    const tg = request.tg;
     if (tg?.pollOutcome) metrics.polls.inc({ outcome: tg.pollOutcome });
     if (tg?.taskOutcome && rpcMethod.startsWith('tasks/')) {
       metrics.taskOperations.inc({ method: rpcMethod, outcome: reply.statusCode >= 500 ? 'error' : tg.taskOutcome });
     }
+    const handle = taskHandleOf(tg);
     request.log.info(
       {
         method: request.method,
@@ -118,14 +119,14 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         rpcMethod: message && 'method' in message ? rpcMethod : undefined,
-        era: request.tg?.mcp?.era,
-        upstream: request.tg?.route.pool.upstream,
-        instance: request.tg?.instance?.url,
+        era: tg?.mcp?.era,
+        upstream: tg?.route.pool.upstream,
+        instance: tg?.instance?.url,
         // The hashed key, never the subject: the general log needs correlation, not identity.
-        principal: request.tg?.principalKey,
+        principal: tg?.principalKey,
         // Handles are bearer secrets: the general log gets their salted hash, the audit trail the value.
-        task: taskHandleOf(request.tg) === undefined ? undefined : hashHandle(taskHandleOf(request.tg)!),
-        aborted: request.tg?.abort.signal.aborted || undefined,
+        task: handle === undefined ? undefined : hashHandle(handle),
+        aborted: tg?.abort.signal.aborted || undefined,
       },
       'request',
     );

@@ -33,10 +33,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
       return undefined;
     case 'tasks/list':
       if (modern || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
-      return {
-        status: 200,
-        body: { jsonrpc: '2.0', id: message.id, result: await listOwnTasks(deps, ownerOf(request), paramsOf(message).cursor) },
-      };
+      return answerTaskList(deps, request, message);
     default:
       if (!TASK_OPERATIONS.has(message.method)) return undefined;
       if (modern && message.method === 'tasks/result') throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
@@ -45,6 +42,14 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
       if (modern && !declaresTasksExtension(message)) throw missingTasksCapability();
       return prepareTaskOperation(deps, request, message);
   }
+}
+
+/** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
+async function answerTaskList(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
+  const result = await listOwnTasks(deps, ownerOf(request), paramsOf(message).cursor);
+  // Audited (event "list") and counted like every task operation, once it succeeded.
+  request.tg.taskOutcome = 'allowed';
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 
 /** The principal key that owns what this request creates and may reach. */

@@ -125,6 +125,8 @@ describe('2025-11-25 task takeover through the gateway', () => {
       assert.ok(aliceList.tasks.length >= 4);
       assert.ok(!aliceList.tasks.some((t) => t.taskId === mine.taskId));
       assert.equal(stack.received('tasks/list'), 0, 'tasks/list never reaches the backend');
+      const metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
+      assert.match(metrics, /^taskgate_task_operations_total\{method="tasks\/list",outcome="allowed"\} 2$/m, 'lists are counted (and audited) as task operations');
       await assert.rejects(alice.experimental.tasks.listTasks('not-a-cursor'), (e: unknown) => e instanceof McpError && e.code === -32602);
     } finally {
       await bob.close();
