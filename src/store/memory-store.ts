@@ -10,6 +10,8 @@ export interface MemoryStoreOptions {
   maxTasks: number;
   /** Relayed server→client requests awaiting their answer. */
   maxServerRequests?: number;
+  /** Rate-limit windows (one per principal and window) held at once. */
+  maxRateWindows?: number;
   sweepIntervalMs?: number;
 }
 
@@ -25,7 +27,7 @@ export class MemoryStore implements Store {
     this.sessions = new TtlMap(options.maxSessions);
     this.serverRequests = new TtlMap(options.maxServerRequests ?? 10_000);
     this.tasks = new MemoryTaskTable(options.maxTasks);
-    this.windows = new TtlMap(options.maxSessions);
+    this.windows = new TtlMap(options.maxRateWindows ?? 100_000);
     this.sweeper = setInterval(() => {
       this.sessions.sweep();
       this.serverRequests.sweep();
