@@ -50,8 +50,12 @@ describe('taskgate check-config', () => {
   });
 
   it('exits 2 with usage on a bad command line', async () => {
-    const result = await exitOf(runTaskgate(['--nonsense']).once('error', () => undefined));
-    assert.notEqual(result.code, 0);
+    const unknown = await exitOf(runTaskgate(['--nonsense']));
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /usage:/);
+    assert.doesNotMatch(unknown.stderr, /\n\s+at /, 'no stack trace for a usage mistake');
+    const missing = await exitOf(runTaskgate([]));
+    assert.equal(missing.code, 2);
   });
 });
 
