@@ -126,7 +126,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         principal: tg?.principalKey,
         // Handles are bearer secrets: the general log gets their salted hash, the audit trail the value.
         task: handle === undefined ? undefined : hashHandle(handle),
-        aborted: tg?.abort.signal.aborted || undefined,
+        aborted: tg?.abort.aborted || undefined,
       },
       'request',
     );

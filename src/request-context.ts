@@ -6,6 +6,7 @@ import type { Principal } from './auth/principal.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
 import type { TaskRecord } from './tasks/task-record.js';
+import type { ClientAbort } from './upstream/client-abort.js';
 
 export type Era = 'modern' | 'legacy';
 
@@ -64,7 +65,7 @@ export interface RequestContext {
   /** Instances that refused this request's connection (for fail-over of new work). */
   refused?: Set<string>;
   /** Aborted when the client goes away before the response has finished. */
-  readonly abort: AbortController;
+  readonly abort: ClientAbort;
   upstreamStartedAt?: bigint;
 }
 

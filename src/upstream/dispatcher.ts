@@ -4,13 +4,14 @@
  *
  * @fastify/reply-from calls `dispatcher.request(opts, callback)` without an AbortSignal, so
  * an upstream request would run on after its client left until the upstream answered. The
- * gateway passes the signal of each client request through a symbol-keyed property on the
- * request headers (reply-from copies headers with Object.assign, which keeps own symbol
- * properties) and this Agent moves it to `opts.signal`, where undici's request API honours
- * it. Symbol keys never reach the wire: undici serialises string keys only, and the property
+ * gateway passes each client request's ClientAbort (an emitter undici accepts as a signal)
+ * through a symbol-keyed property on the request headers (reply-from copies headers with
+ * Object.assign, which keeps own symbol properties) and this Agent moves it to `opts.signal`,
+ * where undici's request API honours it. Symbol keys never reach the wire: undici serialises string keys only, and the property
  * is removed before dispatch anyway.
  */
 import { Agent } from 'undici';
+import type { ClientAbort } from './client-abort.js';
 
 export const kClientSignal = Symbol('taskgate.clientSignal');
 
@@ -40,7 +41,7 @@ export class UpstreamAgent extends Agent {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override request(options: RequestOptions, callback?: any): any {
     const headers = options.headers as Record<string | symbol, unknown> | undefined;
-    const signal = headers?.[kClientSignal] as AbortSignal | undefined;
+    const signal = headers?.[kClientSignal] as ClientAbort | undefined;
     if (headers && signal) {
       delete headers[kClientSignal];
       options = { ...options, signal };

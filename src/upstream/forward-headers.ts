@@ -29,8 +29,8 @@ export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: In
   headers['x-forwarded-host'] = options.trustProxy ? (headers['x-forwarded-host'] ?? request.headers.host) : request.headers.host;
   if (!options.trustProxy) delete headers.forwarded;
   headers['x-request-id'] = request.id;
-  // Carried to UpstreamAgent, which turns it into the undici request's AbortSignal.
-  (headers as Record<symbol, unknown>)[kClientSignal] = request.tg.abort.signal;
+  // Carried to UpstreamAgent, which hands it to undici as the request's abort signal.
+  (headers as Record<symbol, unknown>)[kClientSignal] = request.tg.abort;
   return headers;
 }
 

@@ -23,6 +23,7 @@ import type { Store } from '../store/store.js';
 import type { TaskDeps } from '../tasks/task-context.js';
 import { planTaskRequest } from '../tasks/task-requests.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
+import { ClientAbort } from './client-abort.js';
 import type { UpstreamAgent } from './dispatcher.js';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
 
@@ -57,7 +58,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
     scope.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
 
     scope.addHook('onRequest', async (request, reply) => {
-      request.tg = { route, abort: new AbortController() };
+      request.tg = { route, abort: new ClientAbort() };
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) request.tg.abort.abort();
         request.tg.releaseResultWait?.();
@@ -132,7 +133,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       reply.removeHeader('content-length');
       const tap = createSseTap({ maxEventBytes: options.limits.maxSseEventBytes, onMessage: hook });
       pipeline(res.stream, tap, (error) => {
-        if (error && !tg.abort.signal.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
+        if (error && !tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
       });
       reply.send(tap);
     };
@@ -147,7 +148,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       try {
         body = await readBounded(res.stream, options.limits.maxResponseBytes);
       } catch (error) {
-        if (request.tg.abort.signal.aborted) return;
+        if (request.tg.abort.aborted) return;
         sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
         return;
       }
@@ -169,7 +170,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
 
     const handleUpstreamError = (request: FastifyRequest, reply: FastifyReply, error: Error): void => {
       const tg = request.tg;
-      if (tg.abort.signal.aborted) return; // the client left; nobody to answer
+      if (tg.abort.aborted) return; // the client left; nobody to answer
       const kind = classifyUpstreamError(error);
       metrics.upstreamErrors.inc({ upstream: route.pool.upstream, kind });
       if (kind === 'refused' && tg.instance) {
@@ -235,19 +236,29 @@ function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: num
   reply.raw.once('close', () => clearTimeout(timer));
 }
 
-async function readBounded(stream: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buffer.length;
-    if (size > limit) {
-      (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
-      throw new Error(`reply exceeds ${limit} bytes`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks, size);
+/**
+ * Collects a reply body up to `limit` bytes. Listeners rather than `for await`: the async
+ * iterator costs a promise per chunk and its own end-of-stream tracking on every JSON reply.
+ */
+function readBounded(stream: NodeJS.ReadableStream & { destroy(): void }, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer | string) => {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      size += buffer.length;
+      if (size > limit) {
+        reject(new Error(`reply exceeds ${limit} bytes`));
+        stream.destroy();
+        return;
+      }
+      chunks.push(buffer);
+    });
+    stream.once('end', () => resolve(Buffer.concat(chunks, size)));
+    stream.once('error', reject);
+    // Destroyed without an error (the client left): settle rather than wait forever.
+    stream.once('close', () => reject(new Error('reply stream closed before its end')));
+  });
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
