@@ -12,6 +12,9 @@ const JSON_TYPE = 'application/json';
 const EVENT_STREAM_TYPE = 'text/event-stream';
 /** JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread. */
 const UTF8_CHARSET = /^utf-?8$/i;
+const ACCEPT_CACHE_SIZE = 256;
+const acceptCache = new Map<string, ReadonlySet<string>>();
+const NOTHING: ReadonlySet<string> = new Set();
 
 /** The parsed, lowercased media type, or '' when the header is absent or malformed. */
 function mediaTypeOf(contentType: string | undefined): { type: string; charset: string | undefined } {
@@ -40,12 +43,19 @@ export function checkPostContentType(headers: IncomingHttpHeaders): void {
  * written and so never equal a concrete type: SDK servers answer 406 to a bare wildcard, and
  * the gateway must not pass on a request the backend will refuse.
  */
-function explicitlyAccepted(headers: IncomingHttpHeaders): Set<string> {
+function explicitlyAccepted(headers: IncomingHttpHeaders): ReadonlySet<string> {
   const accept = headers.accept;
   // Negotiator reads a missing Accept as the full wildcard; here an absent header lists nothing.
-  if (accept === undefined) return new Set();
-  const listed = new Negotiator({ headers: { accept } }).mediaTypes();
-  return new Set(listed.map((type) => type.toLowerCase()));
+  if (accept === undefined) return NOTHING;
+  const known = acceptCache.get(accept);
+  if (known) return known;
+  const listed = new Set(new Negotiator({ headers: { accept } }).mediaTypes().map((type) => type.toLowerCase()));
+  // A client sends the same Accept on every request, so each distinct value is parsed once.
+  // Bounded, oldest out: a client sending a new value each time only costs itself the parse.
+  // Module-level on purpose: it memoizes a pure parse, so gateways in one process may share it.
+  if (acceptCache.size >= ACCEPT_CACHE_SIZE) acceptCache.delete(acceptCache.keys().next().value!);
+  acceptCache.set(accept, listed);
+  return listed;
 }
 
 export function checkPostAccept(headers: IncomingHttpHeaders): void {
