@@ -1,6 +1,7 @@
 /**
- * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50]`:
- * taskgate under one scenario's load with --cpu-prof, then the top self-time functions and the
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target fastify]`:
+ * taskgate (or, with `--target fastify`, the plain passthrough it is measured against) under one
+ * scenario's load with --cpu-prof, then the top self-time functions and the
  * self time per source area, counted only over the load window (start-up and the JIT warm-up
  * are cut off). Writes bench/results/profile-<scenario>.md and keeps the .cpuprofile beside it
  * for Chrome DevTools.
@@ -15,7 +16,7 @@ import { startIssuer } from './jwks.js';
 import { planLoad } from './load.js';
 import { hasCommand } from './nginx.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
-import { startTaskgate, taskgatePolicy } from './targets.js';
+import { startFastifyTarget, startTaskgate, taskgatePolicy } from './targets.js';
 
 interface ProfileNode {
   id: number;
@@ -30,10 +31,12 @@ interface CpuProfile {
 }
 
 const { values: args } = parseArgs({
-  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } },
+  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, target: { type: 'string', default: 'taskgate-memory' } },
 });
 const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
+if (args.target !== 'taskgate-memory' && args.target !== 'fastify') throw new Error(`--target is taskgate-memory or fastify, not ${args.target}`);
+const passthrough = args.target === 'fastify';
 
 /** Where a function lives, short: src/tasks/handle.ts, node_modules/fastify, node:internal … */
 function area(url: string, name: string): string {
@@ -107,7 +110,10 @@ async function main(): Promise<void> {
   const issuer = await startIssuer();
   const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
-  const target = await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250']);
+  const profArgs = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'];
+  const target = passthrough
+    ? await startFastifyTarget(pinning, backend.url, profArgs)
+    : await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), profArgs);
   try {
     const specs = await prepareRequests(scenario, target, tokens);
     const run = planLoad(tool, target.url, specs);
@@ -121,16 +127,17 @@ async function main(): Promise<void> {
     const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
     const cpuUs = after.userUs + after.systemUs - before.userUs - before.systemUs;
     const header = [
-      `### Profile: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
+      `### Profile${passthrough ? ' of the fastify passthrough' : ''}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
       '',
-      `${load.requests} requests at ${load.rps.toFixed(0)}/s; taskgate used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
+      `${load.requests} requests at ${load.rps.toFixed(0)}/s; ${passthrough ? 'the fastify passthrough' : 'taskgate'} used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
       '',
     ].join('\n');
     const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n`;
     const out = join(REPO_ROOT, 'bench', 'results');
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, `profile-${scenario}.md`), text);
-    copyFileSync(join(profDir, file), join(out, `profile-${scenario}.cpuprofile`));
+    const name = `profile-${passthrough ? 'fastify-' : ''}${scenario}`;
+    writeFileSync(join(out, `${name}.md`), text);
+    copyFileSync(join(profDir, file), join(out, `${name}.cpuprofile`));
     console.log(text);
   } finally {
     await target.stop();

@@ -134,8 +134,8 @@ export async function startNginxTarget(pinning: Pinning, backendUrl: string): Pr
   };
 }
 
-export async function startFastifyTarget(pinning: Pinning, backendUrl: string): Promise<Target> {
-  const child = await startNodeChild(pinning, './passthrough.ts', { cpu: pinning.proxyCpu, env: { BENCH_UPSTREAM: backendUrl } });
+export async function startFastifyTarget(pinning: Pinning, backendUrl: string, execArgv: string[] = []): Promise<Target> {
+  const child = await startNodeChild(pinning, './passthrough.ts', { cpu: pinning.proxyCpu, env: { BENCH_UPSTREAM: backendUrl }, execArgv });
   return nodeTarget('fastify', child, '/mcp');
 }
 
