@@ -206,7 +206,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     registry: metrics.registry,
     checks: [
       { name: 'listener', check: async () => !draining && app.server.listening },
-      { name: 'store', check: () => store.isReady() },
+      // admin.readiness.store: whether a store outage takes the replica out of its Service.
+      { name: 'store', check: () => store.isReady(), required: config.admin.readiness.store === 'required' },
       // Not ready until every remote key set has been fetched once: before that, every
       // protected request would be answered 503.
       ...(auth ? [{ name: 'auth', check: async () => auth.ready }] : []),

@@ -9,6 +9,8 @@ import type { Registry } from 'prom-client';
 export interface ReadinessCheck {
   readonly name: string;
   check(): Promise<boolean>;
+  /** False: the result is reported in the body but does not make the replica unready. */
+  readonly required?: boolean;
 }
 
 export function buildAdminServer(options: { logger: Logger; registry: Registry; checks: ReadinessCheck[] }): FastifyInstance {
@@ -23,7 +25,7 @@ export function buildAdminServer(options: { logger: Logger; registry: Registry; 
         results[c.name] = await c.check().catch(() => false);
       }),
     );
-    const ready = Object.values(results).every(Boolean);
+    const ready = options.checks.every((c) => c.required === false || results[c.name]);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: results });
   });
 

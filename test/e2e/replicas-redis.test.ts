@@ -25,6 +25,8 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
   let jwks: JwksServer;
   let dir: string;
   let policy: string;
+  /** The same policy with admin.readiness.store: reported. */
+  let reportingPolicy: string;
   const running: GatewayProcess[] = [];
   const clients: ModernTaskClient[] = [];
 
@@ -48,11 +50,11 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     jwks = await startJwksServer({ algs: ['ES256'] });
     dir = await mkdtemp(join(tmpdir(), 'taskgate-replicas-'));
     policy = join(dir, 'policy.yaml');
-    await writeFile(
-      policy,
+    reportingPolicy = join(dir, 'reporting.yaml');
+    const document = (admin: Record<string, unknown>) =>
       JSON.stringify({
         listen: { host: '127.0.0.1', port: 0 },
-        admin: { host: '127.0.0.1', port: 0 },
+        admin: { host: '127.0.0.1', port: 0, ...admin },
         publicUrl: 'http://127.0.0.1',
         auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
         upstreams: { modern: { instances: [new URL(modern.url).origin] }, legacy: { instances: [new URL(legacy.url).origin] } },
@@ -64,8 +66,9 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
         tasks: { poll: { mode: 'reject', tolerance: '0s' } },
         audit: { stdout: false },
         logging: { level: 'info' },
-      }),
-    );
+      });
+    await writeFile(policy, document({}));
+    await writeFile(reportingPolicy, document({ readiness: { store: 'reported' } }));
   });
   after(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
@@ -122,6 +125,9 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
 
   it('fails closed while Redis is away, keeps other traffic flowing, and recovers by itself', async () => {
     const gateway = running.at(-1)!;
+    const reporting = await startGatewayProcess(reportingPolicy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+    running.push(reporting);
+    await waitUntilReady(reporting.adminUrl);
     const viaG = await client(gateway);
     const handle = String((await viaG.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
     const port = redis.port;
@@ -143,6 +149,13 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     const ready = await fetch(`${gateway.adminUrl}/readyz`);
     assert.equal(ready.status, 503);
     assert.equal(((await ready.json()) as { checks: { store: boolean } }).checks.store, false);
+    // admin.readiness.store: reported keeps the replica in its Service and says why in the body;
+    // its task operations still fail closed with taskgate's own answer.
+    const stillReady = await fetch(`${reporting.adminUrl}/readyz`);
+    assert.equal(stillReady.status, 200);
+    assert.equal(((await stillReady.json()) as { checks: { store: boolean } }).checks.store, false);
+    const viaReporting = await client(reporting);
+    assert.equal((await viaReporting.raw('tasks/get', { taskId: handle })).response?.error?.code, -31004);
 
     redis = await RedisServerProcess.start(port);
     await waitUntilReady(gateway.adminUrl);

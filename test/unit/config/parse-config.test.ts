@@ -15,7 +15,7 @@ describe('parseConfig', () => {
     const config = parseConfig(MINIMAL, { env: {} });
     assert.deepEqual(config, {
       listen: { host: '0.0.0.0', port: 8080, allowedHosts: [], allowedOrigins: [], trustProxy: false },
-      admin: { host: '127.0.0.1', port: 9090 },
+      admin: { host: '127.0.0.1', port: 9090, readiness: { store: 'required' } },
       publicUrl: 'https://mcp.example.com',
       auth: { mode: 'none' },
       upstreams: {
