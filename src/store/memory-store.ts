@@ -1,8 +1,7 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import type { CreateTaskOutcome, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition, TaskScope } from './store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
-import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
 
 export interface MemoryStoreOptions {
@@ -79,12 +78,13 @@ export class MemoryStore implements Store {
     return this.tasks.takeExpired(now, limit);
   }
 
-  async checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }> {
-    return this.tasks.checkPoll(handle, now, rules);
+  async openPoll(handle: string, scope: TaskScope, now: number, limits: PollLimits): Promise<PollOpening> {
+    return this.tasks.openPoll(handle, scope, now, limits);
   }
 
-  async savePollSnapshot(handle: string, snapshot: string): Promise<void> {
-    this.tasks.saveSnapshot(handle, snapshot);
+  // Synchronous like every write here: done by the time the call returns its promise.
+  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void> {
+    this.tasks.recordPoll(record.handle, patch, snapshot);
   }
 
   async invalidatePoll(handle: string): Promise<void> {

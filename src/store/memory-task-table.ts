@@ -4,8 +4,8 @@
  * expiry is checked on every read and swept by takeExpired, so an expired record is never
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  */
-import type { CreateTaskOutcome, TaskListPosition } from './store.js';
-import { decidePoll, type PollDecision, type PollRules, type PollState } from '../tasks/poll-governor.js';
+import { isInScope, type CreateTaskOutcome, type PollLimits, type PollOpening, type TaskListPosition, type TaskScope } from './store.js';
+import { decidePoll, type PollState } from '../tasks/poll-governor.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
 
 export class MemoryTaskTable {
@@ -80,15 +80,25 @@ export class MemoryTaskTable {
     if (owned && owned.size === 0) this.byOwner.delete(record.owner);
   }
 
-  checkPoll(handle: string, now: number, rules: PollRules): PollDecision & { snapshot?: string } {
+  /** Lookup, scope check and poll decision; poll state is touched only for a task in scope. */
+  openPoll(handle: string, scope: TaskScope, now: number, limits: PollLimits): PollOpening {
+    const record = this.records.get(handle);
+    if (!record || record.expiresAt <= now) return { outcome: 'not_found' };
+    if (!isInScope(record, scope)) return { outcome: 'denied' };
     const entry = this.polls.get(handle);
-    const decision = decidePoll(entry?.state, now, rules);
+    const decision = decidePoll(entry?.state, now, { ...limits, intervalMs: record.pollIntervalMs });
     this.polls.set(handle, { state: decision.next, snapshot: entry?.snapshot });
-    return decision.verdict === 'forward' ? decision : { ...decision, snapshot: entry?.snapshot };
+    return {
+      outcome: 'polled',
+      record: { ...record },
+      decision: decision.verdict === 'forward' ? decision : { ...decision, snapshot: entry?.snapshot },
+    };
   }
 
-  saveSnapshot(handle: string, snapshot: string): void {
+  /** The record follows the patch and the snapshot is kept, both only while the task exists. */
+  recordPoll(handle: string, patch: TaskPatch, snapshot: string): void {
     if (!this.records.has(handle)) return;
+    this.update(handle, patch);
     const entry = this.polls.get(handle) ?? { state: { earlyCount: 0 } };
     entry.snapshot = snapshot;
     this.polls.set(handle, entry);

@@ -20,8 +20,8 @@ declare module 'ioredis' {
     taskgateUpdateTask(...keysAndArgs: string[]): Result<(string | null)[] | null, Context>;
     taskgateRemoveTask(...keysAndArgs: string[]): Result<string[], Context>;
     taskgateClaimExpired(...keysAndArgs: string[]): Result<string[], Context>;
-    taskgateCheckPoll(...keysAndArgs: string[]): Result<[string, string, number, number, string | null], Context>;
-    taskgateSaveSnapshot(...keysAndArgs: string[]): Result<number, Context>;
+    taskgateOpenPoll(...keysAndArgs: string[]): Result<(string | number | null)[], Context>;
+    taskgateRecordPoll(...keysAndArgs: string[]): Result<[string | null, string | null] | null, Context>;
     taskgateCountInWindow(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
@@ -55,6 +55,54 @@ end
 local function index_expiry(expiry, expires_at, handle, ttl)
   redis.call('ZADD', expiry, expires_at, handle)
   extend(expiry, ttl)
+end
+
+-- Applies an update to a task's record. task: its keys (record, poll, snapshot). ARGV from
+-- index first on: ttl for a new expiresAt (or ''), count of set arguments, field/value pairs,
+-- fields to remove. Returns the status and expiresAt before, or false when there is no record
+-- (an update never creates one).
+local function patch_task(task, first)
+  if redis.call('EXISTS', task[1]) == 0 then return false end
+  local before = redis.call('HMGET', task[1], 'status', 'expiresAt')
+  local n = tonumber(ARGV[first + 1])
+  local pairs_from = first + 2
+  if n > 0 then redis.call('HSET', task[1], unpack(ARGV, pairs_from, pairs_from + n - 1)) end
+  if #ARGV >= pairs_from + n then redis.call('HDEL', task[1], unpack(ARGV, pairs_from + n)) end
+  if ARGV[first] ~= '' and redis.call('HGET', task[1], 'expiresAt') ~= before[2] then
+    for i = 1, 3 do redis.call('PEXPIRE', task[i], ARGV[first]) end
+  end
+  return before
+end
+
+-- decidePoll (src/tasks/poll-governor.ts), step for step, on the poll state of one task
+-- (task: record, poll, snapshot keys). now is the caller's decimal string. State is kept only
+-- while the record exists, and lives exactly as long. Returns verdict, next lastForwardedAt,
+-- next early count, retryAfterMs, and the sealed snapshot for a poll that is not forwarded.
+local function check_poll(task, now_arg, interval_arg, tolerance_arg, abuse_arg)
+  local now, interval = tonumber(now_arg), tonumber(interval_arg)
+  local state = redis.call('HMGET', task[2], 'last', 'early')
+  local early = tonumber(state[2] or '0')
+  local allowed = now
+  if state[1] then allowed = tonumber(state[1]) + interval - tonumber(tolerance_arg) end
+  local verdict, last, retry
+  if now >= allowed then
+    -- Booked at the time it was due (not at arrival), so the tolerance cannot make the
+    -- schedule creep earlier cycle by cycle.
+    verdict, last, early, retry = 'forward', now_arg, 0, 0
+    if state[1] then last = string.format('%.0f', math.max(now, tonumber(state[1]) + interval)) end
+  else
+    early = early + 1
+    if early > tonumber(abuse_arg) then verdict = 'abusive' else verdict = 'early' end
+    last, retry = state[1], allowed - now
+  end
+  local ttl = redis.call('PTTL', task[1])
+  if ttl > 0 then
+    redis.call('HSET', task[2], 'last', last, 'early', early)
+    redis.call('PEXPIRE', task[2], ttl)
+  end
+  local snapshot = false
+  if verdict ~= 'forward' then snapshot = redis.call('GET', task[3]) end
+  return { verdict, last, early, retry, snapshot }
 end
 `;
 
@@ -130,20 +178,14 @@ return 1`,
 if ARGV[2] == '' then redis.call('ZREM', KEYS[1], ARGV[1]) else index_expiry(KEYS[1], ARGV[2], ARGV[1], tonumber(ARGV[3])) end
 return 1`,
   },
-  // KEYS: record, poll, snapshot. ARGV: ttl for a new expiresAt (or ''), count of set
-  // arguments, field/value pairs, fields to remove. Returns the status and expiresAt before,
-  // then the record after; nil when there is no record (an update never creates one).
+  // KEYS: record, poll, snapshot. ARGV: the update, as patch_task reads it from ARGV[1].
+  // Returns the status and expiresAt before, then the record after; nil when there is no
+  // record.
   taskgateUpdateTask: {
     keys: 3,
     body: `
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local before = redis.call('HMGET', KEYS[1], 'status', 'expiresAt')
-local n = tonumber(ARGV[2])
-if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 3, 2 + n)) end
-if #ARGV > 2 + n then redis.call('HDEL', KEYS[1], unpack(ARGV, 3 + n)) end
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'expiresAt') ~= before[2] then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
-end
+local before = patch_task(KEYS, 1)
+if not before then return false end
 local reply = { before[1], before[2] }
 for _, value in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = value end
 return reply`,
@@ -175,46 +217,37 @@ for _, handle in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], handle) end
 if #due > 0 then extend(KEYS[1], tonumber(ARGV[4])) end
 return due`,
   },
-  // decidePoll (src/tasks/poll-governor.ts), step for step. KEYS: record, poll, snapshot.
-  // ARGV: now, intervalMs, toleranceMs, abuseFactor. State is kept only while the record
-  // exists, and lives exactly as long. Returns verdict, next lastForwardedAt, next early
-  // count, retryAfterMs, and the sealed snapshot for a poll that is not forwarded.
-  taskgateCheckPoll: {
+  // A tasks/get on the way in: lookup, scope check and poll decision in one step. KEYS:
+  // record, poll, snapshot. ARGV: now, owner, era, upstream, toleranceMs, abuseFactor.
+  // Returns {'not_found'} (unknown, or expired at now), {'denied'} (another owner, era or
+  // upstream), neither touching the poll state; else {'polled'}, check_poll's five values on
+  // the record's own pollIntervalMs, then the record's fields.
+  taskgateOpenPoll: {
     keys: 3,
     body: `
-local now = tonumber(ARGV[1])
-local state = redis.call('HMGET', KEYS[2], 'last', 'early')
-local early = tonumber(state[2] or '0')
-local allowed = now
-if state[1] then allowed = tonumber(state[1]) + tonumber(ARGV[2]) - tonumber(ARGV[3]) end
-local verdict, last, retry
-if now >= allowed then
-  -- Booked at the time it was due (not at arrival), so the tolerance cannot make the
-  -- schedule creep earlier cycle by cycle.
-  verdict, last, early, retry = 'forward', ARGV[1], 0, 0
-  if state[1] then last = string.format('%.0f', math.max(now, tonumber(state[1]) + tonumber(ARGV[2]))) end
-else
-  early = early + 1
-  if early > tonumber(ARGV[4]) then verdict = 'abusive' else verdict = 'early' end
-  last, retry = state[1], allowed - now
-end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('HSET', KEYS[2], 'last', last, 'early', early)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-local snapshot = false
-if verdict ~= 'forward' then snapshot = redis.call('GET', KEYS[3]) end
-return { verdict, last, early, retry, snapshot }`,
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return { 'not_found' } end
+local record = {}
+for i = 1, #fields, 2 do record[fields[i]] = fields[i + 1] end
+if tonumber(record.expiresAt) <= tonumber(ARGV[1]) then return { 'not_found' } end
+if record.owner ~= ARGV[2] or record.era ~= ARGV[3] or record.upstream ~= ARGV[4] then return { 'denied' } end
+local reply = check_poll(KEYS, ARGV[1], record.pollIntervalMs, ARGV[5], ARGV[6])
+table.insert(reply, 1, 'polled')
+for _, value in ipairs(fields) do reply[#reply + 1] = value end
+return reply`,
   },
-  // KEYS: record, snapshot. ARGV: sealed snapshot. Kept only while the record exists.
-  taskgateSaveSnapshot: {
-    keys: 2,
+  // A forwarded tasks/get on the way back: taskgateUpdateTask's update and the poll snapshot
+  // in one step. KEYS: record, poll, snapshot. ARGV: sealed snapshot, then the update as
+  // patch_task reads it from ARGV[2]. The snapshot is kept only while the record exists, and
+  // lives as long. Returns the status and expiresAt before; nil when there is no record.
+  taskgateRecordPoll: {
+    keys: 3,
     body: `
+local before = patch_task(KEYS, 2)
+if not before then return false end
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl <= 0 then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
-return 1`,
+if ttl > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ttl) end
+return before`,
   },
   // KEYS: window counter. ARGV: ttl until the window ends.
   taskgateCountInWindow: {

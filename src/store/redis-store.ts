@@ -12,7 +12,7 @@
 import { Cluster } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
-import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
+import type { PollDecision } from '../tasks/poll-governor.js';
 import { isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, pxTtl, taskKeyTtl } from './redis-keys.js';
@@ -20,7 +20,7 @@ import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
-import type { CreateTaskOutcome, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition, TaskScope } from './store.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** How long a sweeper holds expired handles it claimed before another replica may take them. */
@@ -120,18 +120,11 @@ export class RedisStore implements Store {
   async updateTask(handle: string, patch: TaskPatch): Promise<void> {
     await this.run(async () => {
       const task = this.keys.task(handle);
-      const { set, remove } = encodePatch(patch);
-      const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, Date.now()));
-      const reply = await this.client.taskgateUpdateTask(task.record, task.poll, task.snapshot, newTtl, String(set.length), ...set, ...remove);
+      const reply = await this.client.taskgateUpdateTask(task.record, task.poll, task.snapshot, ...this.updateArgs(patch));
       if (!reply) return;
       const [statusBefore, expiresAtBefore, ...fields] = reply;
       const record = decodeTask(fields as string[]);
-      if (!record) return;
-      const wasLive = statusBefore !== null && !isTerminalStatus(statusBefore as TaskRecord['status']);
-      const expiryMoved = String(record.expiresAt) !== expiresAtBefore;
-      // The common update (status and timestamps of a running task) ends here: one round trip.
-      if (wasLive === !isTerminalStatus(record.status) && !expiryMoved) return;
-      await this.indexes.follow(record, expiryMoved);
+      if (record) await this.followIndexes(record, statusBefore ?? null, expiresAtBefore ?? null);
     });
   }
 
@@ -203,24 +196,43 @@ export class RedisStore implements Store {
     });
   }
 
-  async checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }> {
+  async openPoll(handle: string, scope: TaskScope, now: number, limits: PollLimits): Promise<PollOpening> {
     const task = this.keys.task(handle);
-    const [verdict, last, earlyCount, retryAfterMs, sealed] = await this.run(() =>
-      this.client.taskgateCheckPoll(task.record, task.poll, task.snapshot, String(now), String(rules.intervalMs), String(rules.toleranceMs), String(rules.abuseFactor)),
+    const reply = await this.run(() =>
+      this.client.taskgateOpenPoll(task.record, task.poll, task.snapshot, String(now), scope.owner, scope.era, scope.upstream, String(limits.toleranceMs), String(limits.abuseFactor)),
     );
+    const [outcome, verdict, last, earlyCount, retryAfterMs, sealed, ...fields] = reply;
+    if (outcome === 'not_found' || outcome === 'denied') return { outcome };
+    const record = decodeTask(fields as string[]);
+    if (outcome !== 'polled' || !record) throw new Error(`taskgateOpenPoll answered ${String(outcome)} without a record`);
     const decision: PollDecision = {
       verdict: verdict as PollDecision['verdict'],
       next: { lastForwardedAt: Number(last), earlyCount: Number(earlyCount) },
       retryAfterMs: Number(retryAfterMs),
     };
-    if (decision.verdict === 'forward') return decision;
-    return { ...decision, snapshot: sealed === null ? undefined : this.openSnapshot(sealed, handle) };
+    if (decision.verdict === 'forward') return { outcome, record, decision };
+    const snapshot = typeof sealed === 'string' ? this.openSnapshot(sealed, handle) : undefined;
+    return { outcome, record, decision: { ...decision, snapshot } };
   }
 
-  async savePollSnapshot(handle: string, snapshot: string): Promise<void> {
-    const task = this.keys.task(handle);
-    const sealed = this.cipher.seal(snapshot, handle);
-    await this.run(() => this.client.taskgateSaveSnapshot(task.record, task.snapshot, sealed));
+  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void> {
+    const task = this.keys.task(record.handle);
+    // Sealed and sent before the first await, so the command is on the connection (ordered
+    // before this replica's next command) by the time this call returns its promise.
+    const sealed = this.cipher.seal(snapshot, record.handle);
+    await this.run(async () => {
+      const before = await this.client.taskgateRecordPoll(task.record, task.poll, task.snapshot, sealed, ...this.updateArgs(patch));
+      if (!before) return;
+      const [statusBefore, expiresAtBefore] = before;
+      // The script changed only what the patch names: the rest of the record is as read.
+      const after: TaskRecord = {
+        ...record,
+        ...patch,
+        status: patch.status ?? (statusBefore as TaskRecord['status'] | null) ?? record.status,
+        expiresAt: patch.expiresAt ?? (expiresAtBefore === null ? record.expiresAt : Number(expiresAtBefore)),
+      };
+      await this.followIndexes(after, statusBefore, expiresAtBefore);
+    });
   }
 
   async invalidatePoll(handle: string): Promise<void> {
@@ -291,6 +303,25 @@ export class RedisStore implements Store {
     if (acknowledged < replicas) {
       this.logger.warn({ store: 'redis', replicas, acknowledged }, 'a new task record reached fewer replicas than store.waitReplicas asks');
     }
+  }
+
+  /** ARGV of an update as patch_task reads it (redis-scripts.ts). */
+  private updateArgs(patch: TaskPatch): string[] {
+    const { set, remove } = encodePatch(patch);
+    const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, Date.now()));
+    return [newTtl, String(set.length), ...set, ...remove];
+  }
+
+  /**
+   * After an update: the indexes outside the task's slot follow the record when it ended (or
+   * revived) or its expiresAt moved. The common update (status and timestamps of a running
+   * task) needs nothing more: one round trip.
+   */
+  private async followIndexes(record: TaskRecord, statusBefore: string | null, expiresAtBefore: string | null): Promise<void> {
+    const wasLive = statusBefore !== null && !isTerminalStatus(statusBefore as TaskRecord['status']);
+    const expiryMoved = String(record.expiresAt) !== expiresAtBefore;
+    if (wasLive === !isTerminalStatus(record.status) && !expiryMoved) return;
+    await this.indexes.follow(record, expiryMoved);
   }
 
   private openSnapshot(sealed: string, handle: string): string | undefined {

@@ -3,10 +3,38 @@
  * replicas). Every operation is async so both stores keep one signature, and each is meant
  * to be one round trip to a shared store.
  */
+import type { Era } from '../request-context.js';
 import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
 
 export type CreateTaskOutcome = 'created' | 'owner-limit' | 'full';
+
+/** Who may reach a task: its owner, through the era and upstream it was created on. */
+export interface TaskScope {
+  readonly owner: string;
+  readonly era: Era;
+  readonly upstream: string;
+}
+
+export function isInScope(record: TaskRecord, scope: TaskScope): boolean {
+  return record.owner === scope.owner && record.era === scope.era && record.upstream === scope.upstream;
+}
+
+/** The poll rules other than the interval, which is the task's own (its `pollIntervalMs`). */
+export type PollLimits = Omit<PollRules, 'intervalMs'>;
+
+/** A poll decision; a poll that is not forwarded also gets the last snapshot, if any. */
+export type PollDecisionWithSnapshot = PollDecision & { readonly snapshot?: string };
+
+/**
+ * What a tasks/get finds on the way in. Unknown and expired are `not_found`, a task outside
+ * the caller's scope is `denied` (the client is told the same for both; the log and audit
+ * tell them apart); only a `polled` task had its poll clock consulted and moved.
+ */
+export type PollOpening =
+  | { readonly outcome: 'not_found' }
+  | { readonly outcome: 'denied' }
+  | { readonly outcome: 'polled'; readonly record: TaskRecord; readonly decision: PollDecisionWithSnapshot };
 
 /** Position in an owner's task list, newest first; opaque to clients (see task-list.ts). */
 export interface TaskListPosition {
@@ -41,12 +69,23 @@ export interface Store {
   takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]>;
 
   /**
-   * Decides a tasks/get against the task's poll state and records it, atomically (two
-   * replicas seeing one client's polls must agree). Early polls also get the last snapshot.
+   * A tasks/get on the way in, in one step: looks the task up, checks it against `scope`,
+   * then decides the poll by decidePoll (src/tasks/poll-governor.ts) on the task's own
+   * `pollIntervalMs` and books it, atomically (two replicas seeing one client's polls must
+   * agree). Early polls also get the last snapshot. A task that is unknown, expired at `now`
+   * or outside `scope` leaves the poll state as it was: a foreign principal's lookups never
+   * move the owner's poll clock.
    */
-  checkPoll(handle: string, now: number, rules: PollRules): Promise<PollDecision & { snapshot?: string }>;
-  /** The last tasks/get answer the owner was given, served to early polls in cached mode. */
-  savePollSnapshot(handle: string, snapshot: string): Promise<void>;
+  openPoll(handle: string, scope: TaskScope, now: number, limits: PollLimits): Promise<PollOpening>;
+  /**
+   * A forwarded tasks/get on the way back, in one step: the effect of updateTask(record.handle,
+   * patch) together with storing `snapshot`, the answer the owner was given, which early polls
+   * are served in cached mode. `record` is the task as read on the way in; the store takes
+   * from it only what never changes (owner, creation time, backend id) to move the indexes
+   * when the patch ends the task or moves its expiresAt. Nothing is written for a task that is
+   * gone.
+   */
+  recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void>;
   /**
    * Forgets a task's poll state and snapshot: after the client changed the task (update,
    * cancel) the snapshot is known to be stale, so the next poll is forwarded.

@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
+import { isInScope, type PollDecisionWithSnapshot, type TaskScope } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
@@ -62,19 +63,24 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
   const handle = params.taskId;
   const tg = request.tg;
   if (typeof handle === 'string') tg.requestedHandle = handle.slice(0, 64);
-  const record = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
-  const reachable =
-    record !== undefined && record.owner === ownerOf(request) && record.era === tg.mcp!.era && record.upstream === tg.route.pool.upstream;
-  if (!reachable) {
-    // Unknown, expired and foreign look the same to the client; only the log tells them apart.
-    const reason = record === undefined ? 'not_found' : 'denied';
-    request.log.info({ rpcMethod: message.method, reason, owner: ownerOf(request) }, 'task request refused');
-    tg.taskOutcome = reason;
-    throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
-  }
+  const scope: TaskScope = { owner: ownerOf(request), era: tg.mcp!.era, upstream: tg.route.pool.upstream };
+  let record: TaskRecord;
   if (message.method === 'tasks/get') {
-    const early = await governPoll(deps, request, message, record);
+    // Lookup, scope check and poll decision are one store step (one round trip on Redis);
+    // a refused lookup leaves the owner's poll clock alone.
+    const poll = deps.policy.poll;
+    const opened = isHandleShaped(handle)
+      ? await deps.store.openPoll(handle, scope, Date.now(), { toleranceMs: poll.tolerance, abuseFactor: poll.abuseFactor })
+      : ({ outcome: 'not_found' } as const);
+    if (opened.outcome !== 'polled') throw refuse(request, message, opened.outcome);
+    record = opened.record;
+    const early = governPoll(deps, request, message, record, opened.decision);
     if (early) return early;
+  } else {
+    const found = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
+    if (!found) throw refuse(request, message, 'not_found');
+    if (!isInScope(found, scope)) throw refuse(request, message, 'denied');
+    record = found;
   }
   if (message.method === 'tasks/result') holdResultWait(deps, request);
   const instance = tg.route.pool.findInstance(record.instance);
@@ -91,13 +97,16 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
   return undefined;
 }
 
-async function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer | undefined> {
+/** Unknown, expired and foreign look the same to the client; only the log tells them apart. */
+function refuse(request: FastifyRequest, message: JsonRpcRequest, reason: 'not_found' | 'denied'): GatewayError {
+  request.log.info({ rpcMethod: message.method, reason, owner: ownerOf(request) }, 'task request refused');
+  request.tg.taskOutcome = reason;
+  return new GatewayError('TG_ERR_TASK_NOT_FOUND');
+}
+
+/** Applies the store's poll decision: undefined to forward, else the early answer (or a 429). */
+function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord, decision: PollDecisionWithSnapshot): LocalAnswer | undefined {
   const poll = deps.policy.poll;
-  const decision = await deps.store.checkPoll(record.handle, Date.now(), {
-    intervalMs: record.pollIntervalMs,
-    toleranceMs: poll.tolerance,
-    abuseFactor: poll.abuseFactor,
-  });
   request.tg.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
   if (decision.verdict === 'forward') return undefined;
   if (decision.verdict === 'abusive') deps.observer.pollAbuse(record, ownerOf(request));

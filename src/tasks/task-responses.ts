@@ -86,17 +86,42 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
     if (isObject(result.result)) result.result.resultType ??= 'complete';
   }
   const method = request.tg.mcp?.message?.kind === 'request' ? request.tg.mcp.message.method : undefined;
-  // Two independent writes to the same task, issued together: one round trip of latency on a
-  // shared store instead of two (the Redis benchmark row paid for each in turn).
-  await Promise.all([
-    deps.store.updateTask(record.handle, patch),
-    method === 'tasks/get' ? deps.store.savePollSnapshot(record.handle, JSON.stringify(result)) : undefined,
-  ]);
-  deps.observer.statusChanged(record, record.status, updated.status);
-  // 2026-07-28 delivers the result inline: for a read-once tool this was the delivery.
-  if (method === 'tasks/get' && record.era === 'modern' && isTerminalStatus(updated.status) && updated.status !== 'cancelled') {
-    await forgetIfReadOnce(deps, updated);
+  if (method !== 'tasks/get') {
+    // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
+    // record does.
+    await deps.store.updateTask(record.handle, patch);
+    deps.observer.statusChanged(record, record.status, updated.status);
+    return response;
   }
+  // 2026-07-28 delivers the result inline: for a read-once tool this answer is the delivery.
+  const delivered = record.era === 'modern' && record.readOnce && isTerminalStatus(updated.status) && updated.status !== 'cancelled';
+  // A poll that ends the task (or revives it) or moves its lifetime also moves the owner's
+  // live count and the expiry index, one more step on a shared store.
+  const movesIndexes = isTerminalStatus(record.status) !== isTerminalStatus(updated.status) || record.expiresAt !== updated.expiresAt;
+  const written = deps.store.recordPoll(record, patch, JSON.stringify(result));
+  if (delivered || movesIndexes) {
+    // Once or twice per task, and these must hold before the client hears of them: a task
+    // the client is told has ended no longer counts against its owner's limit, and the
+    // read-once deletion must not race the write-back's own index steps.
+    await written;
+    deps.observer.statusChanged(record, record.status, updated.status);
+    if (delivered) await forgetIfReadOnce(deps, updated);
+    return response;
+  }
+  // The common poll (a running task, still running) does not wait for its write-back:
+  // - the command is written to the store connection before this reply is sent, so this
+  //   replica's next read of the task (the owner's next poll) is ordered after it;
+  // - the poll clock itself was already booked atomically on the way in (openPoll), so
+  //   replicas keep agreeing on who is early whether or not this write lands;
+  // - a write-back that fails loses only this poll's status and snapshot: an early poll is
+  //   served the previous snapshot (or the creation state), and the next forwarded poll
+  //   writes both again.
+  // Its failure is counted by the store metrics (taskgate_store_errors_total) and logged
+  // here; the request id in the log line joins it to the audit event that names the task.
+  written.catch((error: unknown) => {
+    request.log.warn({ err: error, rpcMethod: method, upstream: record.upstream, tool: record.tool }, 'could not record a forwarded poll; the next forwarded poll writes it again');
+  });
+  deps.observer.statusChanged(record, record.status, updated.status);
   return response;
 }
 

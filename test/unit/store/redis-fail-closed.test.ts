@@ -12,7 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { describeError } from '../../../src/errors.js';
-import { taskRecord } from './store-contract.js';
+import { scopeOf, taskRecord } from './store-contract.js';
 import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
 
 const COMMAND_TIMEOUT_MS = 200;
@@ -49,7 +49,7 @@ if (!redisServerInstalled()) {
         assert.equal(await store.isReady(), false);
         // The stalled connection is dropped, so later calls do not wait behind it.
         const again = Date.now();
-        await assert.rejects(store.checkPoll(record.handle, Date.now(), { intervalMs: 1000, toleranceMs: 0, abuseFactor: 5 }), isStoreUnavailable);
+        await assert.rejects(store.openPoll(record.handle, scopeOf(record), Date.now(), { toleranceMs: 0, abuseFactor: 5 }), isStoreUnavailable);
         assert.ok(Date.now() - again < COMMAND_TIMEOUT_MS + SLACK_MS);
       } finally {
         server.resume();

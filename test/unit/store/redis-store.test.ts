@@ -13,7 +13,7 @@ import { createStore } from '../../../src/store/create-store.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { decidePoll, type PollRules, type PollState } from '../../../src/tasks/poll-governor.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
+import { defineStoreContract, pollAsOwner, pollPatch, taskRecord } from './store-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
@@ -49,11 +49,11 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       const before = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
       const record = taskRecord({ pollIntervalMs: 10_000 });
       await before.createTask(record, 10);
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
       const now = Date.now();
-      await before.checkPoll(record.handle, now, rules);
+      await pollAsOwner(before, record, now, limits);
       const secret = '{"result":{"content":[{"type":"text","text":"the launch code is 0000"}]}}';
-      await before.savePollSnapshot(record.handle, secret);
+      await before.recordPoll(record, pollPatch(record), secret);
 
       const stored = await raw.get(before.keys.task(record.handle).snapshot);
       assert.ok(stored, 'the snapshot is stored');
@@ -62,11 +62,11 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
 
       // Rotation: the new key goes first, the old one stays to open what it sealed.
       const rotated = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_2, SNAPSHOT_KEY_1] });
-      assert.equal((await rotated.checkPoll(record.handle, now + 10, rules)).snapshot, secret);
-      await rotated.savePollSnapshot(record.handle, secret);
+      assert.equal((await pollAsOwner(rotated, record, now + 10, limits)).snapshot, secret);
+      await rotated.recordPoll(record, pollPatch(record), secret);
       assert.match((await raw.get(rotated.keys.task(record.handle).snapshot))!, /^k2\./);
       const oldKeyOnly = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
-      assert.equal((await oldKeyOnly.checkPoll(record.handle, now + 20, rules)).snapshot, undefined, 'a retired key opens nothing');
+      assert.equal((await pollAsOwner(oldKeyOnly, record, now + 20, limits)).snapshot, undefined, 'a retired key opens nothing');
 
       await rotated.deleteTask(record.handle);
       const keys = rotated.keys.task(record.handle);
@@ -78,8 +78,8 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       const record = taskRecord({ ttlMs: 30_000, expiresAt: Date.now() + 30_000 });
       await store.createTask(record, 10);
       await store.updateTask(record.handle, { status: 'input_required', expiresAt: record.expiresAt + 5000, ttlMs: 35_000 });
-      await store.checkPoll(record.handle, Date.now(), { intervalMs: 1000, toleranceMs: 0, abuseFactor: 5 });
-      await store.savePollSnapshot(record.handle, '{}');
+      await pollAsOwner(store, record, Date.now(), { toleranceMs: 0, abuseFactor: 5 });
+      await store.recordPoll(record, pollPatch(record, { status: 'input_required', expiresAt: record.expiresAt + 5000, ttlMs: 35_000 }), '{}');
       await store.setSessionInstance('tools', 's1', 'http://a', 60_000);
       await store.putServerRequest('tg-1', { upstream: 'tools', instance: 'http://a', upstreamId: 1 }, 60_000);
       await store.countInWindow('create:a', 60_000, Date.now());
@@ -100,16 +100,21 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
 
     it('decides polls in Lua exactly as decidePoll does', async () => {
       const store = await newStore();
-      const record = taskRecord();
+      // Alive for every poll of the sequence (about 300 × 350 ms on the poll clock).
+      const record = taskRecord({ ttlMs: 3_600_000, expiresAt: Date.now() + 3_600_000 });
       await store.createTask(record, 10);
       let state: PollState | undefined;
       let now = Date.now();
+      let intervalMs = record.pollIntervalMs;
       const random = seeded(7);
       for (let i = 0; i < 300; i++) {
         const rules: PollRules = { intervalMs: 500 + Math.floor(random() * 3) * 500, toleranceMs: Math.floor(random() * 3) * 50, abuseFactor: 1 + Math.floor(random() * 4) };
         now += Math.floor(random() * 700);
+        // The interval is the record's own: changed the way a forwarded poll changes it.
+        if (rules.intervalMs !== intervalMs) await store.updateTask(record.handle, { pollIntervalMs: rules.intervalMs });
+        intervalMs = rules.intervalMs;
         const expected = decidePoll(state, now, rules);
-        const actual = await store.checkPoll(record.handle, now, rules);
+        const actual = await pollAsOwner(store, record, now, rules);
         assert.deepEqual({ verdict: actual.verdict, next: actual.next, retryAfterMs: actual.retryAfterMs }, expected, `poll ${i}`);
         state = expected.next;
       }
@@ -123,10 +128,10 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       const created = await b.listTasks('racer', undefined, 100);
       assert.equal(created.length, 5, 'every created task is listed on the other replica');
 
-      const handle = created[0]!.handle;
+      const task = created[0]!;
       const now = Date.now();
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 100 };
-      const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).checkPoll(handle, now, rules)));
+      const limits = { toleranceMs: 0, abuseFactor: 100 };
+      const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => pollAsOwner(i % 2 ? a : b, task, now, limits)));
       assert.equal(verdicts.filter((d) => d.verdict === 'forward').length, 1);
     });
 

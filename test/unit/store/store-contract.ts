@@ -4,9 +4,9 @@
  */
 import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../../src/store/store.js';
+import type { PollDecisionWithSnapshot, PollLimits, Store, TaskScope } from '../../../src/store/store.js';
 import { mintHandle } from '../../../src/tasks/handle.js';
-import type { TaskRecord } from '../../../src/tasks/task-record.js';
+import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
 
 export interface StoreFactory {
   /** A store holding nothing; called before every test. */
@@ -36,6 +36,23 @@ export function taskRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
     readOnce: false,
     ...overrides,
   };
+}
+
+/** The scope that reaches `record`: its owner, era and upstream. */
+export function scopeOf(record: TaskRecord): TaskScope {
+  return { owner: record.owner, era: record.era, upstream: record.upstream };
+}
+
+/** A tasks/get by the task's owner, which the store must answer with a poll decision. */
+export async function pollAsOwner(store: Store, record: TaskRecord, now: number, limits: PollLimits): Promise<PollDecisionWithSnapshot> {
+  const opened = await store.openPoll(record.handle, scopeOf(record), now, limits);
+  if (opened.outcome !== 'polled') assert.fail(`the owner's poll was answered ${opened.outcome}`);
+  return opened.decision;
+}
+
+/** What a forwarded poll writes back: a poll's patch always names the status and expiresAt. */
+export function pollPatch(record: TaskRecord, patch: TaskPatch = {}): TaskPatch {
+  return { status: record.status, lastUpdatedAtIso: new Date().toISOString(), ttlMs: record.ttlMs, expiresAt: record.expiresAt, pollIntervalMs: record.pollIntervalMs, ...patch };
 }
 
 export function defineStoreContract(name: string, factory: StoreFactory): void {
@@ -122,44 +139,163 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
     it('governs polls atomically: first forwarded, early ones counted, snapshot served', async () => {
       const record = taskRecord({ pollIntervalMs: 10_000 });
       await store!.createTask(record, 10);
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 2 };
+      const limits = { toleranceMs: 0, abuseFactor: 2 };
       const now = Date.now();
-      assert.equal((await store!.checkPoll(record.handle, now, rules)).verdict, 'forward');
-      await store!.savePollSnapshot(record.handle, '{"status":"working"}');
-      const early = await store!.checkPoll(record.handle, now + 1000, rules);
+      const first = await store!.openPoll(record.handle, scopeOf(record), now, limits);
+      assert.equal(first.outcome, 'polled');
+      assert.deepEqual(first.outcome === 'polled' && first.record, record, 'the poll yields the record as stored');
+      assert.equal(first.outcome === 'polled' && first.decision.verdict, 'forward');
+      await store!.recordPoll(record, pollPatch(record), '{"status":"working"}');
+      const early = await pollAsOwner(store!, record, now + 1000, limits);
       assert.equal(early.verdict, 'early');
       assert.equal(early.retryAfterMs, 9000);
       assert.equal(early.snapshot, '{"status":"working"}');
-      assert.equal((await store!.checkPoll(record.handle, now + 2000, rules)).verdict, 'early');
-      assert.equal((await store!.checkPoll(record.handle, now + 3000, rules)).verdict, 'abusive');
-      assert.equal((await store!.checkPoll(record.handle, now + 10_000, rules)).verdict, 'forward');
+      assert.equal((await pollAsOwner(store!, record, now + 2000, limits)).verdict, 'early');
+      const abusive = await pollAsOwner(store!, record, now + 3000, limits);
+      assert.equal(abusive.verdict, 'abusive');
+      assert.equal(abusive.next.earlyCount, 3);
+      assert.equal(abusive.snapshot, '{"status":"working"}');
+      assert.equal((await pollAsOwner(store!, record, now + 10_000, limits)).verdict, 'forward');
     });
 
     it('books a poll accepted within the tolerance at its due time, so the schedule never creeps', async () => {
       const record = taskRecord({ pollIntervalMs: 1000 });
       await store!.createTask(record, 10);
-      const rules = { intervalMs: 1000, toleranceMs: 100, abuseFactor: 50 };
+      const limits = { toleranceMs: 100, abuseFactor: 50 };
       const now = Date.now();
-      assert.equal((await store!.checkPoll(record.handle, now, rules)).verdict, 'forward');
-      assert.equal((await store!.checkPoll(record.handle, now + 950, rules)).verdict, 'forward', 'within the tolerance');
+      assert.equal((await pollAsOwner(store!, record, now, limits)).verdict, 'forward');
+      assert.equal((await pollAsOwner(store!, record, now + 950, limits)).verdict, 'forward', 'within the tolerance');
       // Booked at now + 1000, so the next is due at now + 2000 (minus the tolerance), not now + 1850.
-      const creeping = await store!.checkPoll(record.handle, now + 1880, rules);
+      const creeping = await pollAsOwner(store!, record, now + 1880, limits);
       assert.equal(creeping.verdict, 'early');
       assert.equal(creeping.retryAfterMs, 20);
+    });
+
+    it('decides each poll on the interval the record holds now', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      assert.equal((await pollAsOwner(store!, record, now, limits)).verdict, 'forward');
+      assert.equal((await pollAsOwner(store!, record, now + 2000, limits)).retryAfterMs, 8000);
+      await store!.recordPoll(record, pollPatch(record, { pollIntervalMs: 2000 }), '{}');
+      assert.equal((await pollAsOwner(store!, record, now + 2000, limits)).verdict, 'forward', 'the new, shorter interval');
     });
 
     it('forwards the next poll after the poll state is invalidated (the client changed the task)', async () => {
       const record = taskRecord({ pollIntervalMs: 10_000 });
       await store!.createTask(record, 10);
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
       const now = Date.now();
-      await store!.checkPoll(record.handle, now, rules);
-      await store!.savePollSnapshot(record.handle, '{"status":"input_required"}');
-      assert.equal((await store!.checkPoll(record.handle, now + 10, rules)).verdict, 'early');
+      await pollAsOwner(store!, record, now, limits);
+      await store!.recordPoll(record, pollPatch(record, { status: 'input_required' }), '{"status":"input_required"}');
+      assert.equal((await pollAsOwner(store!, record, now + 10, limits)).verdict, 'early');
       await store!.invalidatePoll(record.handle);
-      const next = await store!.checkPoll(record.handle, now + 20, rules);
+      const next = await pollAsOwner(store!, record, now + 20, limits);
       assert.equal(next.verdict, 'forward');
       assert.equal(next.snapshot, undefined);
+    });
+
+    it('denies a poll from outside the task\'s scope (owner, era, upstream) and leaves the owner\'s poll clock alone', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 1 };
+      const foreign: TaskScope[] = [
+        { ...scopeOf(record), owner: 'owner-b' },
+        { ...scopeOf(record), era: 'modern' },
+        { ...scopeOf(record), upstream: 'other-tools' },
+      ];
+      const now = Date.now();
+      // Before the owner's first poll: denied lookups book nothing, so the owner's first is forwarded.
+      for (const [i, scope] of foreign.entries()) {
+        assert.deepEqual(await store!.openPoll(record.handle, scope, now + i, limits), { outcome: 'denied' }, `scope ${JSON.stringify(scope)}`);
+      }
+      const first = await pollAsOwner(store!, record, now + 10, limits);
+      assert.equal(first.verdict, 'forward');
+      assert.equal(first.next.lastForwardedAt, now + 10, 'booked at the owner\'s poll, not at a foreign one');
+      await store!.recordPoll(record, pollPatch(record), '{"status":"working"}');
+      // Within the interval: denied lookups count no early polls (one more would be abuse here).
+      for (const [i, scope] of foreign.entries()) {
+        assert.deepEqual(await store!.openPoll(record.handle, scope, now + 100 + i, limits), { outcome: 'denied' });
+      }
+      const early = await pollAsOwner(store!, record, now + 1010, limits);
+      assert.equal(early.verdict, 'early');
+      assert.equal(early.next.earlyCount, 1);
+      assert.equal(early.retryAfterMs, 9000);
+      assert.equal(early.snapshot, '{"status":"working"}');
+      assert.equal((await pollAsOwner(store!, record, now + 10_010, limits)).verdict, 'forward', 'the owner\'s schedule is intact');
+    });
+
+    it('answers not_found for an unknown or expired task, and keeps no poll state for it', async () => {
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      const unknown = taskRecord({ pollIntervalMs: 10_000 });
+      assert.deepEqual(await store!.openPoll(unknown.handle, scopeOf(unknown), now, limits), { outcome: 'not_found' });
+      const expiring = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(expiring, 10);
+      assert.deepEqual(await store!.openPoll(expiring.handle, scopeOf(expiring), expiring.expiresAt, limits), { outcome: 'not_found' }, 'expired at expiresAt');
+      assert.deepEqual(await store!.openPoll(expiring.handle, { ...scopeOf(expiring), owner: 'owner-b' }, expiring.expiresAt + 1, limits), { outcome: 'not_found' }, 'expired comes before foreign');
+      // Neither lookup booked a poll: the owner's next poll (while the task lives) is forwarded.
+      assert.equal((await pollAsOwner(store!, expiring, expiring.expiresAt - 10, limits)).verdict, 'forward');
+      // The unknown handle, created since (as a test can, a client cannot), starts with a fresh clock.
+      await store!.createTask(unknown, 10);
+      assert.equal((await pollAsOwner(store!, unknown, now + 1, limits)).verdict, 'forward');
+      assert.deepEqual(await store!.openPoll('not-a-stored-handle-0000000000000', scopeOf(unknown), now, limits), { outcome: 'not_found' });
+    });
+
+    it('records a poll: the record and the snapshot in one step', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
+      const now = Date.now();
+      await pollAsOwner(store!, record, now, limits);
+      await store!.recordPoll(record, pollPatch(record, { status: 'input_required', statusMessage: 'name?', lastUpdatedAtIso: '2026-01-02T03:04:05.000Z' }), '{"status":"input_required"}');
+      const stored = await store!.getTask(record.handle);
+      assert.deepEqual(stored, { ...record, status: 'input_required', statusMessage: 'name?', lastUpdatedAtIso: '2026-01-02T03:04:05.000Z' });
+      const early = await pollAsOwner(store!, record, now + 10, limits);
+      assert.equal(early.snapshot, '{"status":"input_required"}');
+      await store!.recordPoll(stored!, pollPatch(stored!, { status: 'working', statusMessage: undefined }), '{"status":"working"}');
+      assert.equal((await store!.getTask(record.handle))?.statusMessage, undefined, 'a patch to undefined removes the message');
+      assert.equal((await pollAsOwner(store!, record, now + 20, limits)).snapshot, '{"status":"working"}', 'the newer snapshot replaces the older');
+    });
+
+    it('frees the owner\'s slot when a recorded poll ends the task, and keeps it listed', async () => {
+      const first = taskRecord();
+      const second = taskRecord({ createdAt: first.createdAt + 1 });
+      assert.equal(await store!.createTask(first, 2), 'created');
+      assert.equal(await store!.createTask(second, 2), 'created');
+      assert.equal(await store!.createTask(taskRecord(), 2), 'owner-limit');
+      await pollAsOwner(store!, first, Date.now(), { toleranceMs: 0, abuseFactor: 5 });
+      await store!.recordPoll(first, pollPatch(first, { status: 'completed' }), '{"status":"completed"}');
+      assert.equal((await store!.getTask(first.handle))?.status, 'completed');
+      assert.deepEqual((await store!.listTasks(first.owner, undefined, 10)).map((r) => [r.handle, r.status]), [[second.handle, 'working'], [first.handle, 'completed']]);
+      assert.equal(await store!.createTask(taskRecord({ createdAt: first.createdAt + 2 }), 2), 'created');
+      assert.equal(await store!.createTask(taskRecord(), 2), 'owner-limit');
+    });
+
+    it('keeps a task whose lifetime a recorded poll extended from the sweeper until its new end', async () => {
+      const now = Date.now();
+      const record = taskRecord({ ttlMs: 1000, expiresAt: now + 1000 });
+      await store!.createTask(record, 10);
+      await store!.recordPoll(record, pollPatch(record, { ttlMs: 5000, expiresAt: now + 5000 }), '{}');
+      assert.deepEqual(await store!.takeExpiredTasks(now + 2000, 10), []);
+      assert.ok(await store!.getTask(record.handle));
+      const taken = await store!.takeExpiredTasks(now + 5000, 10);
+      assert.deepEqual(taken.map((r) => [r.handle, r.expiresAt]), [[record.handle, now + 5000]]);
+    });
+
+    it('records nothing for a poll of a task that is gone', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.recordPoll(record, pollPatch(record, { status: 'completed' }), '{"status":"completed"}');
+      assert.equal(await store!.getTask(record.handle), undefined);
+      // Created afterwards (as a test can, a client cannot): no snapshot was left behind for it.
+      await store!.createTask(record, 10);
+      const now = Date.now();
+      await pollAsOwner(store!, record, now, { toleranceMs: 0, abuseFactor: 5 });
+      const early = await pollAsOwner(store!, record, now + 10, { toleranceMs: 0, abuseFactor: 5 });
+      assert.equal(early.verdict, 'early');
+      assert.equal(early.snapshot, undefined);
+      assert.equal((await store!.getTask(record.handle))?.status, 'working');
     });
 
     it('counts events in fixed windows, per key', async () => {
@@ -188,27 +324,30 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
     });
 
     it('forwards exactly one of concurrent polls', async () => {
-      const record = taskRecord();
+      const record = taskRecord({ pollIntervalMs: 10_000 });
       await store!.createTask(record, 10);
       const now = Date.now();
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 100 };
-      const decisions = await Promise.all(Array.from({ length: 6 }, () => store!.checkPoll(record.handle, now, rules)));
+      const limits = { toleranceMs: 0, abuseFactor: 100 };
+      const decisions = await Promise.all(Array.from({ length: 6 }, () => pollAsOwner(store!, record, now, limits)));
       assert.equal(decisions.filter((d) => d.verdict === 'forward').length, 1);
       assert.deepEqual(decisions.filter((d) => d.verdict === 'early').map((d) => d.next.earlyCount).sort(), [1, 2, 3, 4, 5]);
     });
 
     it('forgets a deleted task everywhere: list, backend id, poll state', async () => {
-      const record = taskRecord();
+      const record = taskRecord({ pollIntervalMs: 10_000 });
       await store!.createTask(record, 10);
-      const rules = { intervalMs: 10_000, toleranceMs: 0, abuseFactor: 5 };
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
       const now = Date.now();
-      await store!.checkPoll(record.handle, now, rules);
+      await pollAsOwner(store!, record, now, limits);
+      await store!.recordPoll(record, pollPatch(record), '{"status":"working"}');
       await store!.deleteTask(record.handle);
       assert.deepEqual(await store!.listTasks(record.owner, undefined, 10), []);
       assert.equal(await store!.findTaskHandle(record.upstream, record.instance, record.upstreamTaskId), undefined);
+      assert.deepEqual(await store!.openPoll(record.handle, scopeOf(record), now + 1, limits), { outcome: 'not_found' });
       // The same record again (as a test can, a client cannot) starts with a fresh poll clock.
       await store!.createTask(record, 10);
-      assert.equal((await store!.checkPoll(record.handle, now + 1, rules)).verdict, 'forward');
+      assert.equal((await pollAsOwner(store!, record, now + 1, limits)).verdict, 'forward');
+      assert.equal((await pollAsOwner(store!, record, now + 2, limits)).snapshot, undefined, 'and without the old snapshot');
       await store!.deleteTask('never-created-handle-000000000000');
     });
 

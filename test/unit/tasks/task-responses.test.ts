@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { tasksSchema } from '../../../src/config/sections/tasks.js';
@@ -12,6 +13,7 @@ import { InstancePool } from '../../../src/routing/balancer.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
+import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
 import { taskRecord } from '../store/store-contract.js';
 
 function depsWith(store: MemoryStore): TaskDeps {
@@ -52,5 +54,84 @@ describe('task response rewriting', () => {
     assert.equal(rewritten.error?.message, `Task "${record.handle}" not found`);
     assert.deepEqual(rewritten.error?.data, { taskId: record.handle, nested: [record.handle] });
     await store.close();
+  });
+
+  describe('the write-back of a forwarded tasks/get', () => {
+    /** A memory store whose write-backs wait for the test to let them through (or fail them). */
+    class HeldStore extends MemoryStore {
+      readonly held: { record: TaskRecord; patch: TaskPatch; release: () => void; fail: (error: Error) => void }[] = [];
+      override recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void> {
+        return new Promise<void>((resolve, reject) => {
+          this.held.push({
+            record,
+            patch,
+            release: () => void super.recordPoll(record, patch, snapshot).then(resolve, reject),
+            fail: reject,
+          });
+        });
+      }
+    }
+
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+    const polled = (record: TaskRecord) =>
+      ({
+        log,
+        tg: {
+          route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
+          abort: new AbortController(),
+          task: record,
+          mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 7, method: 'tasks/get', params: {} } },
+        },
+      }) as unknown as FastifyRequest;
+    const answer = (record: TaskRecord, status: string) =>
+      ({ kind: 'response', id: 7, result: { taskId: record.upstreamTaskId, status, ttl: record.ttlMs, pollInterval: record.pollIntervalMs } }) as const;
+    /** Whether `promise` settles before the macrotask queue has run once. */
+    const settlesAtOnce = async (promise: Promise<unknown>) => {
+      let settled = false;
+      void promise.then(() => (settled = true), () => (settled = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      return settled;
+    };
+
+    it('answers a running task\'s poll without waiting, and logs a failed write-back without the handle', async () => {
+      const store = new HeldStore({ maxSessions: 10, maxTasks: 10 });
+      const record = taskRecord();
+      await store.createTask(record, 10);
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const hook = createTaskResponseHook(depsWith(store), polled(record));
+        const rewritten = hook(answer(record, 'working'));
+        assert.equal(await settlesAtOnce(rewritten), true, 'the reply does not wait for the write-back');
+        assert.equal(store.held.length, 1, 'the write-back was issued before the reply');
+        assert.equal(store.held[0]!.patch.status, 'working');
+        lines.length = 0;
+        store.held[0]!.fail(new Error('store unavailable'));
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.equal(lines.length, 1);
+        assert.match(lines[0]!, /could not record a forwarded poll/);
+        assert.ok(!lines[0]!.includes(record.handle), 'no handle in the general log');
+        assert.deepEqual(unhandled, []);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        await store.close();
+      }
+    });
+
+    it('waits for the write-back of a poll that ends the task, so its owner\'s slot is free before the answer', async () => {
+      const store = new HeldStore({ maxSessions: 10, maxTasks: 10 });
+      const record = taskRecord();
+      await store.createTask(record, 1);
+      const hook = createTaskResponseHook(depsWith(store), polled(record));
+      const rewritten = hook(answer(record, 'completed'));
+      assert.equal(await settlesAtOnce(rewritten), false);
+      store.held[0]!.release();
+      await rewritten;
+      assert.equal((await store.getTask(record.handle))?.status, 'completed');
+      assert.equal(await store.createTask(taskRecord(), 1), 'created');
+      await store.close();
+    });
   });
 });
