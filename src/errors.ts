@@ -54,6 +54,11 @@ export interface ErrorDescription {
   rpcCode: number;
   /** The message sent to the client. Stable: clients and tests may match on it. */
   message: string;
+  /**
+   * Retry-After (seconds) on a 503 the gateway answers for a condition it recovers from by
+   * itself (RFC 9110 §10.2.3), so that clients back off instead of retrying at once.
+   */
+  retryAfterSeconds?: number;
 }
 
 /** When each error is answered, for operators (docs/errors.md is generated from this). */
@@ -77,14 +82,14 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_SESSION_NOT_FOUND: 'A 2025-era Mcp-Session-Id the gateway never saw initialised on an upstream with several instances; the client must initialise again.',
   TG_ERR_UNAUTHORIZED: 'No valid bearer token: missing, malformed, expired, wrong issuer or audience, bad signature. Carries WWW-Authenticate.',
   TG_ERR_INSUFFICIENT_SCOPE: 'A valid token without the scopes the route requires. Carries WWW-Authenticate with `scope`.',
-  TG_ERR_AUTH_UNAVAILABLE: 'The signing keys of the token issuer could not be fetched yet; retried in the background.',
+  TG_ERR_AUTH_UNAVAILABLE: 'The signing keys of the token issuer could not be fetched yet; retried in the background. Carries Retry-After: 5.',
   TG_ERR_POLL_TOO_EARLY: 'A task was polled sooner than its poll interval (poll mode `reject`). Carries Retry-After.',
   TG_ERR_TOO_MANY_TASKS: 'The principal already holds the maximum number of live tasks.',
   TG_ERR_RATE_LIMITED: 'A per-principal rate limit was exceeded. Carries Retry-After.',
-  TG_ERR_UPSTREAM_UNAVAILABLE: 'Every instance of the upstream refused the connection (or the one holding the session refused it).',
+  TG_ERR_UPSTREAM_UNAVAILABLE: 'Every instance of the upstream refused the connection (or the one holding the session refused it). Carries Retry-After: 5.',
   TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
   TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
-  TG_ERR_STORE_UNAVAILABLE: 'The state store (sessions, tasks) did not answer; task operations fail closed.',
+  TG_ERR_STORE_UNAVAILABLE: 'The state store (sessions, tasks) did not answer; task operations fail closed. Carries Retry-After: 2.',
   TG_ERR_INTERNAL: 'A defect in the gateway; details are in the log, never in the answer.',
 };
 
@@ -132,7 +137,8 @@ export function describeError(code: ErrorCode): ErrorDescription {
     case 'TG_ERR_INSUFFICIENT_SCOPE':
       return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: insufficient scope' };
     case 'TG_ERR_AUTH_UNAVAILABLE':
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: token verification keys are not available' };
+      // Key sets are fetched again in the background, with backoff.
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: token verification keys are not available', retryAfterSeconds: 5 };
     case 'TG_ERR_POLL_TOO_EARLY':
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.pollTooEarly, message: 'Too Many Requests: polled sooner than the task poll interval' };
     case 'TG_ERR_TOO_MANY_TASKS':
@@ -140,13 +146,15 @@ export function describeError(code: ErrorCode): ErrorDescription {
     case 'TG_ERR_RATE_LIMITED':
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
     case 'TG_ERR_UPSTREAM_UNAVAILABLE':
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable' };
+      // A refusing instance cools down for upstreams.*.cooldown (10 s by default).
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable', retryAfterSeconds: 5 };
     case 'TG_ERR_UPSTREAM_TIMEOUT':
       return { httpStatus: 504, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Gateway Timeout: the upstream did not answer in time' };
     case 'TG_ERR_BAD_GATEWAY':
       return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used' };
     case 'TG_ERR_STORE_UNAVAILABLE':
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable' };
+      // The store client reconnects in the background, within a second of Redis returning.
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable', retryAfterSeconds: 2 };
     case 'TG_ERR_INTERNAL':
       return { httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
     default: {
@@ -185,7 +193,8 @@ export class GatewayError extends Error {
     this.code = code;
     this.detail = options.detail;
     this.data = options.data;
-    this.headers = options.headers ?? {};
+    const retryAfter = description.retryAfterSeconds;
+    this.headers = retryAfter === undefined ? (options.headers ?? {}) : { 'retry-after': String(retryAfter), ...options.headers };
   }
 
   get httpStatus(): number {

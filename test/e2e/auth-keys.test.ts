@@ -97,6 +97,7 @@ describe('remote key sets', () => {
       backend.stats.reset();
       const down = await fetch(gw.url, { method: 'POST', headers: { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` }, body: initializeBody() });
       assert.equal(down.status, 503);
+      assert.equal(down.headers.get('retry-after'), '5');
       assert.equal(((await down.json()) as { error: { code: number } }).error.code, -31004);
       assert.deepEqual(await readiness(gw), { status: 503, checks: { listener: true, store: true, auth: false } });
       assert.deepEqual(backend.stats.requests, []);

@@ -157,6 +157,7 @@ describe('instances and failures', () => {
     try {
       const res = await fetch(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
       assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '5');
       const body = (await res.json()) as { id: unknown; error: { code: number } };
       assert.equal(body.id, 1);
       assert.equal(body.error.code, -31005);

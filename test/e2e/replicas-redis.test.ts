@@ -135,6 +135,7 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
 
     const refused = await viaG.raw('tasks/get', { taskId: handle });
     assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '2');
     assert.equal(refused.response?.error?.code, -31004);
     // A backend that creates a task while the store is away: 503 to the client, and the task,
     // which no client could ever reach, cancelled upstream.
