@@ -7,12 +7,14 @@
  * rotate: the first configured key seals, any configured key opens. The task handle is bound
  * in as additional data, so a snapshot copied onto another task's key does not open.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
+/** IVs are cut from a pool of random bytes refilled 256 at a time (as Node pools randomUUID). */
+const IV_POOL_BYTES = IV_BYTES * 256;
 
 export interface SnapshotKey {
   readonly id: string;
@@ -21,8 +23,10 @@ export interface SnapshotKey {
 }
 
 export class SnapshotCipher {
-  private readonly sealing: { id: string; key: Buffer };
-  private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly sealing: { id: string; key: KeyObject };
+  private readonly keys: ReadonlyMap<string, KeyObject>;
+  private readonly ivPool = Buffer.alloc(IV_POOL_BYTES);
+  private ivOffset = IV_POOL_BYTES;
 
   constructor(keys: readonly SnapshotKey[]) {
     const decoded = keys.map(({ id, key }) => ({ id, key: Buffer.from(key, 'base64') }));
@@ -31,16 +35,30 @@ export class SnapshotCipher {
     for (const { id, key } of decoded) {
       if (key.length !== KEY_BYTES || id.includes('.')) throw new RangeError(`snapshot key ${JSON.stringify(id)} is not a 32-byte key with a dot-free id`);
     }
-    this.sealing = first;
-    this.keys = new Map(decoded.map(({ id, key }) => [id, key]));
+    // Key objects are made once: given raw bytes, every createCipheriv would import the key
+    // again (it showed in the Redis poll profile, with the IV's own call for randomness).
+    this.sealing = { id: first.id, key: createSecretKey(first.key) };
+    this.keys = new Map(decoded.map(({ id, key }) => [id, createSecretKey(key)]));
   }
 
   seal(plaintext: string, handle: string): string {
-    const iv = randomBytes(IV_BYTES);
+    const iv = this.nextIv();
     const cipher = createCipheriv(ALGORITHM, this.sealing.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(handle, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return [this.sealing.id, iv.toString('base64url'), ciphertext.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  }
+
+  /** A fresh random IV (GCM needs one never reused under a key; 96 random bits per seal). */
+  private nextIv(): Buffer {
+    if (this.ivOffset === IV_POOL_BYTES) {
+      randomFillSync(this.ivPool);
+      this.ivOffset = 0;
+    }
+    // A copy: the pool is overwritten on refill, the IV travels in the sealed string.
+    const iv = Buffer.from(this.ivPool.subarray(this.ivOffset, this.ivOffset + IV_BYTES));
+    this.ivOffset += IV_BYTES;
+    return iv;
   }
 
   /** The plaintext, or undefined when no configured key opens it (unknown id, tampering). */
