@@ -1,6 +1,7 @@
 /**
- * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target fastify]`:
- * taskgate (or, with `--target fastify`, the plain passthrough it is measured against) under one
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify]`:
+ * taskgate on the memory store (`--target taskgate-redis`: on Redis; `--target fastify`: the plain
+ * passthrough it is measured against) under one
  * scenario's load with --cpu-prof, then the top self-time functions and the
  * self time per source area, counted only over the load window (start-up and the JIT warm-up
  * are cut off). Writes bench/results/profile-<scenario>.md and keeps the .cpuprofile beside it
@@ -16,7 +17,7 @@ import { startIssuer } from './jwks.js';
 import { planLoad } from './load.js';
 import { hasCommand } from './nginx.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
-import { startFastifyTarget, startTaskgate, taskgatePolicy } from './targets.js';
+import { isSkipped, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
 
 interface ProfileNode {
   id: number;
@@ -35,7 +36,7 @@ const { values: args } = parseArgs({
 });
 const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
-if (args.target !== 'taskgate-memory' && args.target !== 'fastify') throw new Error(`--target is taskgate-memory or fastify, not ${args.target}`);
+if (!['taskgate-memory', 'taskgate-redis', 'fastify'].includes(args.target)) throw new Error(`--target is taskgate-memory, taskgate-redis or fastify, not ${args.target}`);
 const passthrough = args.target === 'fastify';
 
 /** Where a function lives, short: src/tasks/handle.ts, node_modules/fastify, node:internal … */
@@ -111,9 +112,13 @@ async function main(): Promise<void> {
   const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
   const profArgs = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'];
-  const target = passthrough
+  const started = passthrough
     ? await startFastifyTarget(pinning, backend.url, profArgs)
-    : await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), profArgs);
+    : args.target === 'taskgate-redis'
+      ? await startRedisTaskgate(pinning, { backendUrl: backend.url, issuer }, profArgs)
+      : await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), profArgs);
+  if (isSkipped(started)) throw new Error(`cannot profile ${args.target}: ${started.reason}`);
+  const target = started;
   try {
     const specs = await prepareRequests(scenario, target, tokens);
     const run = planLoad(tool, target.url, specs);
@@ -127,15 +132,15 @@ async function main(): Promise<void> {
     const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
     const cpuUs = after.userUs + after.systemUs - before.userUs - before.systemUs;
     const header = [
-      `### Profile${passthrough ? ' of the fastify passthrough' : ''}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
+      `### Profile of ${args.target}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
       '',
-      `${load.requests} requests at ${load.rps.toFixed(0)}/s; ${passthrough ? 'the fastify passthrough' : 'taskgate'} used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
+      `${load.requests} requests at ${load.rps.toFixed(0)}/s; ${args.target} used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
       '',
     ].join('\n');
     const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n`;
     const out = join(REPO_ROOT, 'bench', 'results');
     mkdirSync(out, { recursive: true });
-    const name = `profile-${passthrough ? 'fastify-' : ''}${scenario}`;
+    const name = `profile-${args.target === 'taskgate-memory' ? '' : `${args.target}-`}${scenario}${args.connections === '50' ? '' : `-${args.connections}c`}`;
     writeFileSync(join(out, `${name}.md`), text);
     copyFileSync(join(profDir, file), join(out, `${name}.cpuprofile`));
     console.log(text);

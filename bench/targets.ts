@@ -150,7 +150,7 @@ export async function startTaskgate(pinning: Pinning, name: TargetName, policy: 
  * A private redis-server is started on the load core (never the machine's shared one), unless
  * TASKGATE_BENCH_REDIS_URL names one to use.
  */
-export async function startRedisTaskgate(pinning: Pinning, options: Omit<TaskgatePolicyOptions, 'store'>): Promise<Target | Skipped> {
+export async function startRedisTaskgate(pinning: Pinning, options: Omit<TaskgatePolicyOptions, 'store'>, execArgv: string[] = []): Promise<Target | Skipped> {
   const given = process.env.TASKGATE_BENCH_REDIS_URL;
   // Poll snapshots are stored encrypted; a key made for this run is all the bench needs.
   const store = (url: string) => ({ type: 'redis', url, snapshotKeys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] });
@@ -173,7 +173,7 @@ export async function startRedisTaskgate(pinning: Pinning, options: Omit<Taskgat
     }
   };
   try {
-    const target = await startTaskgate(pinning, 'taskgate-redis', taskgatePolicy({ ...options, store: store(url) }));
+    const target = await startTaskgate(pinning, 'taskgate-redis', taskgatePolicy({ ...options, store: store(url) }), execArgv);
     if (target.child?.details.store !== 'redis') {
       await target.stop();
       await stopRedis();
