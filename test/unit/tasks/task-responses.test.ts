@@ -15,6 +15,7 @@ import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
 import { taskRecord } from '../store/store-contract.js';
+import { ClientAbort } from '../../../src/upstream/client-abort.js';
 
 function depsWith(store: MemoryStore): TaskDeps {
   const logger = pino({ level: 'silent' });
@@ -39,7 +40,7 @@ describe('task response rewriting', () => {
     const request = {
       tg: {
         route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-        abort: new AbortController(),
+        abort: new ClientAbort(),
         task: record,
         mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 4, method: 'tasks/cancel', params: {} } },
       },
@@ -79,7 +80,7 @@ describe('task response rewriting', () => {
         log,
         tg: {
           route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-          abort: new AbortController(),
+          abort: new ClientAbort(),
           task: record,
           mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 7, method: 'tasks/get', params: {} } },
         },
