@@ -6,17 +6,16 @@
  * Logs go to stdout, which the harness points at /dev/null: the per-request log line is part
  * of what an operator's gateway does, so it stays in the measurement.
  */
-import pino from 'pino';
 import { parseConfig } from '../src/config/index.js';
 import { buildGateway, type GatewayDeps } from '../src/gateway.js';
-import { buildLoggerOptions } from '../src/observability/logger.js';
+import { createLogger } from '../src/observability/logger.js';
 import { announceReady, serveParentRequests } from './child-channel.js';
 
 const policy = process.env.BENCH_POLICY;
 if (!policy) throw new Error('BENCH_POLICY is required');
 
 const config = parseConfig(policy, { env: {}, source: 'bench-policy' });
-const logger = pino(buildLoggerOptions(config.logging.level));
+const logger = createLogger(config.logging);
 
 /**
  * The store the policy names, built the way an embedding does (src/store/create-store.ts, passed

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import pino, { type DestinationStream, type Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { AuthStage } from './auth/auth-stage.js';
 import { registerResourceMetadataRoutes, type ProtectedResource } from './auth/resource-metadata.js';
 import { applyUpstreamCredentials, identityHeaderNames } from './auth/upstream-credentials.js';
@@ -16,7 +16,7 @@ import { buildAdminServer } from './listener/admin-server.js';
 import { sendGatewayError, toGatewayError } from './listener/error-reply.js';
 import { buildHostOriginPolicy } from './listener/host-origin.js';
 import { GatewayError } from './errors.js';
-import { buildLoggerOptions } from './observability/logger.js';
+import { createLogger } from './observability/logger.js';
 import { createAuditLog } from './observability/audit.js';
 import { createHandleHasher } from './observability/handle-hash.js';
 import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observability/metrics.js';
@@ -62,15 +62,15 @@ function taskHandleOf(tg: FastifyRequest['tg'] | undefined): string | undefined 
 }
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
-  const logger = deps.logger ?? pino(buildLoggerOptions(config.logging.level));
   const metrics = deps.metrics ?? createMetrics();
+  const logger = deps.logger ?? createLogger(config.logging, () => metrics.logLinesDropped.inc({ log: 'general' }));
   if (!deps.store && config.store.type === 'memory') {
     // The process cannot see its siblings, so it says this once, loudly; the Helm chart refuses
     // to render more than one replica on the memory store.
     logger.warn('store.type is memory: tasks, sessions and limits live in this process only; run exactly one replica, or use store.type redis');
   }
   const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
-  const audit = createAuditLog(config.audit, deps.auditDestination);
+  const audit = createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination);
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit);
   let draining = false;
@@ -225,6 +225,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
       sweeper.start(EXPIRY_SWEEP_MS);
       logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
+      // Written now rather than with the next batch: operators and supervisors wait for it.
+      logger.flush();
       return { url, adminUrl };
     },
     async close() {

@@ -5,6 +5,7 @@
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
+import { logDestination, type LogWriting } from './logger.js';
 
 export type AuditEventName = 'created' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'expired' | 'denied' | 'throttled';
 
@@ -31,13 +32,18 @@ export interface AuditLog {
   close(): Promise<void>;
 }
 
-/** `destination` replaces the policy's (tests capture the stream). */
-export function createAuditLog(config: AuditConfig, destination?: DestinationStream): AuditLog {
+/**
+ * `destination` replaces the policy's (tests capture the stream). The policy's are written as
+ * logging.buffered says, like the general log; `onDrop` counts lines a stuck one dropped.
+ */
+export function createAuditLog(config: AuditConfig, writing: LogWriting, onDrop: () => void, destination?: DestinationStream): AuditLog {
   const streams: DestinationStream[] = [];
+  const owned: ReturnType<typeof logDestination>[] = [];
   if (destination) streams.push(destination);
   else {
-    if (config.stdout) streams.push(pino.destination({ dest: 1, sync: false }));
-    if (config.file) streams.push(pino.destination({ dest: config.file, sync: false, mkdir: true }));
+    if (config.stdout) owned.push(logDestination(1, writing, onDrop));
+    if (config.file) owned.push(logDestination(config.file, writing, onDrop));
+    streams.push(...owned);
   }
   if (streams.length === 0) return { record: () => undefined, close: async () => undefined };
   const logger: Logger = pino(
@@ -48,6 +54,8 @@ export function createAuditLog(config: AuditConfig, destination?: DestinationStr
     record: (event) => logger.info(event, event.event),
     close: async () => {
       logger.flush();
+      // Ending writes what is left and stops the batch timer; stdout itself stays open.
+      for (const stream of owned) stream.end();
     },
   };
 }

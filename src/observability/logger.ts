@@ -2,7 +2,8 @@
  * pino options for the general log. Credentials are redacted by pino itself (fast-redact),
  * both in request headers and anywhere an error object might carry them.
  */
-import type { LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import type { LoggingConfig } from '../config/index.js';
 
 // Explicit paths only: a wildcard makes the redactor walk every object of every line, which
 // showed up in the request path's profile; the gateway's own lines never carry headers, and
@@ -27,4 +28,41 @@ export function buildLoggerOptions(level: LogLevel): LoggerOptions {
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
+}
+
+/** One write per batch of whole lines of at most PIPE_BUF (4 KiB) bytes: atomic on a pipe. */
+const BATCH_BYTES = 4096;
+/** A batch is written once this much is waiting (below BATCH_BYTES, which must exceed it). */
+const BATCH_FILL_BYTES = 3072;
+/** What a stuck destination may hold before further lines are dropped (and counted). */
+const MAX_PENDING_BYTES = 16 * 1024 * 1024;
+
+export type LogWriting = Pick<LoggingConfig, 'buffered' | 'flushInterval'>;
+
+/**
+ * Where a log is written (fd 1, or a file path): sonic-boom, as pino uses it, either
+ * synchronous line by line or batched (logging.buffered). Batching is sonic-boom's own
+ * (minLength, maxWrite, maxLength, periodicFlush); pino flushes a batched destination at
+ * exit. Batches are cut at 4 KiB so that the general log and the audit trail, two
+ * destinations on one stdout pipe, never interleave mid-line.
+ */
+export function logDestination(dest: number | string, writing: LogWriting, onDrop: () => void): pino.DestinationStream & { flush(): void; end(): void } {
+  const mkdir = typeof dest === 'string';
+  if (!writing.buffered) return pino.destination({ dest, sync: true, mkdir });
+  const stream = pino.destination({
+    dest,
+    sync: false,
+    mkdir,
+    minLength: BATCH_FILL_BYTES,
+    maxWrite: BATCH_BYTES,
+    maxLength: MAX_PENDING_BYTES,
+    periodicFlush: writing.flushInterval,
+  });
+  stream.on('drop', onDrop);
+  return stream;
+}
+
+/** The general log as the gateway builds it when none is given: stdout, per logging.*. */
+export function createLogger(config: LoggingConfig, onDrop: () => void = () => undefined): Logger {
+  return pino(buildLoggerOptions(config.level), logDestination(1, config, onDrop));
 }

@@ -56,6 +56,7 @@ export interface GatewayMetrics {
   readonly taskOperations: Counter<'method' | 'outcome'>;
   readonly jwtVerifications: Counter<'outcome'>;
   readonly jwksRefreshes: Counter<'outcome'>;
+  readonly logLinesDropped: Counter<'log'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -157,6 +158,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_jwt_verifications_total',
       help: 'Bearer token checks by outcome: ok, cached, missing, malformed, expired, invalid, unavailable, insufficient_scope.',
       labelNames: ['outcome'],
+      registers,
+    }),
+    logLinesDropped: new Counter({
+      name: 'taskgate_log_lines_dropped_total',
+      help: 'Log lines dropped because their destination could not keep up (over 16 MiB waiting), by log: general or audit.',
+      labelNames: ['log'],
       registers,
     }),
     jwksRefreshes: new Counter({

@@ -111,6 +111,11 @@ describe('taskgate --config', () => {
     assert.equal(init.status, 200);
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
+    // Logging is buffered by default, yet a line reaches stdout within logging.flushInterval
+    // (250ms), not only when a batch fills or the process exits.
+    const sent = Date.now();
+    while (!lines.some((l) => l.msg === 'request') && Date.now() - sent < 3000) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(lines.some((l) => l.msg === 'request'), 'the request line was not written within 3 s');
 
     // A slow call in flight when SIGTERM arrives must still complete.
     const slow = fetch(url, {

@@ -27,7 +27,7 @@ function depsWith(store: MemoryStore): TaskDeps {
     authEnabled: true,
     logger,
     resultWaits: new Map(),
-    observer: new TaskObserver(metrics, createAuditLog({ ...audit, stdout: false }), createHandleHasher('test-salt-0123456789'), logger, audit),
+    observer: new TaskObserver(metrics, createAuditLog({ ...audit, stdout: false }, { buffered: false, flushInterval: 250 }, () => undefined), createHandleHasher('test-salt-0123456789'), logger, audit),
     callUpstream: async () => 200,
   };
 }
