@@ -13,7 +13,7 @@ export const loggingSchema = z
       .describe(
         'Write the general log and the audit trail in batches of whole lines, at most 4 KiB each (so that the two never interleave ' +
           'mid-line on one pipe), when a batch fills, every flushInterval and at exit; false writes every line at once with a ' +
-          'synchronous write. Batching spares one system call per request. A process killed outright (SIGKILL, the OOM killer) ' +
+          'synchronous write. Batching takes the write off the event loop and makes one system call per batch. A process killed outright (SIGKILL, the OOM killer) ' +
           'loses the lines of the last flushInterval; lines that cannot be written because the destination is stuck are dropped ' +
           'past 16 MiB and counted in taskgate_log_lines_dropped_total.',
       ),
