@@ -78,7 +78,8 @@ const tlsSchema = z
   ])
   .describe(
     'TLS to Redis (and to Sentinels in sentinel mode): true, false, or { ca, servername } where ca is the path of a ' +
-      'PEM CA bundle and servername the name to verify. A rediss:// url turns it on as well.',
+      'PEM CA bundle and servername the name to verify on the Redis servers (Sentinels are verified by the address they ' +
+      'are reached at). A rediss:// url turns it on as well.',
   );
 
 /** The keys that say where Redis is, by mode. */
