@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +87,15 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
 }
 
 /**
+ * The redis-servers still running. Should the test process exit without stopping one (a
+ * crash, a cancelled run), it is killed on the way out rather than left behind.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
  * One redis-server process on loopback, without persistence. It works in a directory of its
  * own, removed on stop: a replica writes the RDB it receives even with `--save ""`.
  */
@@ -105,10 +114,40 @@ export class RedisServerProcess {
     const chosen = port ?? (await freePort());
     const dir = await mkdtemp(join(tmpdir(), 'taskgate-redis-'));
     const args = ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, ...extraArgs];
+    return RedisServerProcess.spawnIn(chosen, dir, args);
+  }
+
+  /**
+   * A Sentinel monitoring one master (quorum 1) under `name`. Sentinel rewrites its config
+   * file as it learns, so the file is written into the process's own directory.
+   */
+  static async startSentinel(name: string, master: { host: string; port: number }, timing: { downAfterMs: number; failoverTimeoutMs: number }): Promise<RedisServerProcess> {
+    const port = await freePort();
+    const dir = await mkdtemp(join(tmpdir(), 'taskgate-sentinel-'));
+    const config = join(dir, 'sentinel.conf');
+    await writeFile(
+      config,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        'daemonize no',
+        `dir ${dir}`,
+        `sentinel monitor ${name} ${master.host} ${master.port} 1`,
+        `sentinel down-after-milliseconds ${name} ${timing.downAfterMs}`,
+        `sentinel failover-timeout ${name} ${timing.failoverTimeoutMs}`,
+        '',
+      ].join('\n'),
+    );
+    return RedisServerProcess.spawnIn(port, dir, [config, '--sentinel']);
+  }
+
+  private static async spawnIn(port: number, dir: string, args: string[]): Promise<RedisServerProcess> {
     const child = spawn('redis-server', args, { stdio: 'ignore', cwd: dir });
-    const server = new RedisServerProcess(chosen, child, dir);
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    const server = new RedisServerProcess(port, child, dir);
     try {
-      await until(() => answersPing(chosen), `redis-server on port ${chosen}`);
+      await until(() => answersPing(port), `redis-server on port ${port}`);
     } catch (error) {
       await server.stop();
       throw error;
@@ -174,4 +213,59 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterProcesses
 async function clusterStateOk(port: number): Promise<boolean> {
   const info = spawnSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' });
   return info.stdout.includes('cluster_state:ok');
+}
+
+export interface RedisSentinelProcesses {
+  readonly name: string;
+  readonly master: RedisServerProcess;
+  readonly replica: RedisServerProcess;
+  readonly sentinel: RedisServerProcess;
+  /** The sentinels as store.sentinels takes them. */
+  readonly sentinels: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A master, one replica of it, and one Sentinel (quorum 1) watching them under `name`;
+ * resolves once the replica acknowledges writes and the Sentinel has discovered it, so that
+ * a failover has somewhere to go.
+ */
+export async function startRedisSentinel(name: string, timing: { downAfterMs: number; failoverTimeoutMs: number }): Promise<RedisSentinelProcesses> {
+  const servers: RedisServerProcess[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  };
+  try {
+    // Without the delay a diskless initial sync waits 5 s for more replicas to join it.
+    const master = await RedisServerProcess.start(undefined, ['--repl-diskless-sync-delay', '0']);
+    servers.push(master);
+    const replica = await RedisServerProcess.start(undefined, ['--replicaof', '127.0.0.1', String(master.port)]);
+    servers.push(replica);
+    await until(async () => replicaAcknowledges(master.port), `the replica on port ${replica.port} to acknowledge writes`);
+    const sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: master.port }, timing);
+    servers.push(sentinel);
+    await until(async () => sentinelSeesReplica(sentinel.port, name, replica.port), `the sentinel to discover the replica on port ${replica.port}`);
+    return { name, master, replica, sentinel, sentinels: [`127.0.0.1:${sentinel.port}`], stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * A write on the master reaches a replica (WAIT). The master lists a replica as online before
+ * it has loaded the initial sync; only then does it acknowledge writes.
+ */
+function replicaAcknowledges(masterPort: number): boolean {
+  const input = 'SET taskgate-sync-probe 1\nWAIT 1 100\nDEL taskgate-sync-probe\n';
+  const replies = spawnSync('redis-cli', ['-p', String(masterPort)], { input, encoding: 'utf8' }).stdout.trim().split('\n');
+  return replies[1] === '1';
+}
+
+/** The Sentinel lists the replica as a replica, connected and not down. */
+function sentinelSeesReplica(sentinelPort: number, name: string, replicaPort: number): boolean {
+  const lines = spawnSync('redis-cli', ['-p', String(sentinelPort), 'sentinel', 'replicas', name], { encoding: 'utf8' }).stdout.trim().split('\n');
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < lines.length; i += 2) fields.set(lines[i]!, lines[i + 1]!);
+  return fields.get('port') === String(replicaPort) && fields.get('flags') === 'slave' && fields.get('role-reported') === 'slave';
 }

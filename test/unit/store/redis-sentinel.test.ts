@@ -1,0 +1,215 @@
+/**
+ * The Redis store in sentinel mode, against a master, a replica and a Sentinel the test
+ * starts itself: the store contract, then failovers. Whether Sentinel promotes the replica
+ * because it was told to (SENTINEL FAILOVER, the old master still up and still a master
+ * for some seconds) or because the master stalled, the store must move to the new master
+ * by itself, keep what it wrote with waitReplicas, and fail closed while there is none.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { describeError } from '../../../src/errors.js';
+import { RedisStore } from '../../../src/store/redis-store.js';
+import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
+import { defineStoreContract, taskRecord } from './store-contract.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisSentinel, type RedisSentinelProcesses } from './redis-servers.js';
+
+const NAME = 'tgmaster';
+// Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.
+const SENTINEL_TIMING = { downAfterMs: 1000, failoverTimeoutMs: 5000 };
+const COMMAND_TIMEOUT_MS = 300;
+// Scheduling slack on a loaded CI machine; the point is "about commandTimeout", not seconds.
+const SLACK_MS = 300;
+// From Sentinel naming the new master to the store writing there. The store reconnects
+// within a second once it learns of the switch; the old master, left alone, is demoted by
+// Sentinel only some 10 s after a SENTINEL FAILOVER, so this bound tells the two apart.
+const FOLLOW_MS = 3000;
+
+if (!redisServerInstalled()) {
+  reportMissingRedis('redis-server and redis-cli (to start a Sentinel, a master and a replica)', INSTALL_REDIS);
+} else {
+  let sequence = 0;
+
+  /** A store on the topology's Sentinel; `open`, if given, tracks it to be closed. */
+  const storeOn = async (topology: RedisSentinelProcesses, open?: RedisStore[], overrides: Record<string, unknown> = {}, logs?: string[]): Promise<RedisStore> => {
+    const config = redisConfig({ mode: 'sentinel', sentinels: topology.sentinels, name: topology.name, keyPrefix: `s${sequence++}:`, ...overrides });
+    const logger = logs ? pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) })) : undefined;
+    const store = new RedisStore(config, logger ? { logger } : {});
+    try {
+      await store.whenReady(5000);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    open?.push(store);
+    return store;
+  };
+
+  describe('Redis store behind Sentinel', () => {
+    let topology: RedisSentinelProcesses | undefined;
+    const open: RedisStore[] = [];
+    before(async () => {
+      topology = await startRedisSentinel(NAME, SENTINEL_TIMING);
+    });
+    after(async () => {
+      await Promise.all(open.map((store) => store.close()));
+      await topology?.stop();
+    });
+
+    // The contract closes the stores it creates.
+    defineStoreContract('redis (sentinel)', { create: () => storeOn(topology!) });
+
+    it('connects to the master the Sentinel names, not to the replica', async () => {
+      const store = await storeOn(topology!, open);
+      const record = taskRecord();
+      assert.equal(await store.createTask(record, 10), 'created');
+      await withClient(topology!.master.port, async (master) => {
+        assert.equal(await master.hget(store.keys.task(record.handle).record, 'handle'), record.handle);
+      });
+    });
+
+    it('closes every connection it opened, its subscription to the Sentinel included', async () => {
+      const sentinelPort = topology!.sentinel.port;
+      const sockets = () => process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
+      const baseline = { subscribers: await subscribersOf(sentinelPort), sockets: sockets() };
+      const store = await storeOn(topology!);
+      try {
+        await eventually(async () => (await subscribersOf(sentinelPort)) > baseline.subscribers, 5000, 'the store to subscribe to the Sentinel\'s failover announcements');
+      } finally {
+        await store.close();
+      }
+      // Open sockets would keep the gateway's process alive after a graceful shutdown.
+      await eventually(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 5000, 'every connection of the closed store to be closed');
+    });
+
+    it('follows SENTINEL FAILOVER to the promoted replica within seconds, with what it wrote before', async (t) => {
+      const { master, replica } = topology!;
+      const logs: string[] = [];
+      const store = await storeOn(topology!, open, { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } }, logs);
+      const written = taskRecord();
+      assert.equal(await store.createTask(written, 10), 'created');
+      assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
+
+      await withClient(topology!.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
+      const switched = await untilMasterIs(topology!.sentinel.port, replica.port);
+
+      // Writes through the store must reach the new master: the old one is still up and, for
+      // a while, still a master that takes writes it will throw away when it is demoted.
+      let reachedAfterMs = -1;
+      let probes = 0;
+      await withClient(replica.port, async (promoted) => {
+        await eventually(async () => {
+          const probe = taskRecord({ owner: `probe-${probes++}` });
+          if ((await store.createTask(probe, 10).catch(() => 'failed')) !== 'created') return false;
+          return (await promoted.exists(store.keys.task(probe.handle).record)) === 1;
+        }, FOLLOW_MS, `a task created through the store to land on the new master within ${FOLLOW_MS}ms of the switch`);
+        reachedAfterMs = Date.now() - switched;
+      });
+      const oldRole = await withClient(master.port, async (old) => ((await old.role()) as [string])[0]);
+      t.diagnostic(`SENTINEL FAILOVER: writes reached the new master ${reachedAfterMs}ms after Sentinel named it (old master's role then: ${oldRole})`);
+
+      assert.equal(await store.isReady(), true);
+      assert.deepEqual(await store.getTask(written.handle), written, 'the task written before the failover survived it');
+      const later = taskRecord();
+      assert.equal(await store.createTask(later, 10), 'created');
+      assert.deepEqual(await store.getTask(later.handle), later);
+    });
+  });
+
+  describe('Redis store behind Sentinel when the master fails', () => {
+    let topology: RedisSentinelProcesses | undefined;
+    const open: RedisStore[] = [];
+    before(async () => {
+      topology = await startRedisSentinel(NAME, SENTINEL_TIMING);
+    });
+    after(async () => {
+      await Promise.all(open.map((store) => store.close()));
+      await topology?.stop();
+    });
+
+    it('fails closed within commandTimeout while the master stalls, and serves from the promoted replica by itself', async (t) => {
+      const { master, replica } = topology!;
+      const logs: string[] = [];
+      const store = await storeOn(topology!, open, { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } }, logs);
+      const written = taskRecord();
+      assert.equal(await store.createTask(written, 10), 'created');
+      assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
+
+      // SIGSTOP: the master's port still accepts connections but nothing answers, until
+      // Sentinel gives up on it (down-after 1 s) and promotes the replica.
+      master.pause();
+      const stalledAt = Date.now();
+      let calls = 0;
+      let slowest = 0;
+      await withClient(topology!.sentinel.port, async (sentinel) => {
+        while ((await masterPortOf(sentinel)) !== replica.port) {
+          assert.ok(Date.now() - stalledAt < 15_000, 'Sentinel did not promote the replica within 15 s');
+          const started = Date.now();
+          await assert.rejects(store.getTask(written.handle), isStoreUnavailable);
+          slowest = Math.max(slowest, Date.now() - started);
+          calls++;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      });
+      const promotedAt = Date.now();
+      assert.ok(calls > 0, 'the store was asked while there was no master');
+      assert.ok(slowest < COMMAND_TIMEOUT_MS + SLACK_MS, `a call took ${slowest}ms to be refused`);
+
+      await eventually(() => store.isReady(), 10_000, 'the store to be ready on the promoted replica');
+      const readyAfterMs = Date.now() - promotedAt;
+      t.diagnostic(`stalled master: ${calls} calls refused, slowest in ${slowest}ms (commandTimeout ${COMMAND_TIMEOUT_MS}ms); Sentinel promoted the replica ${promotedAt - stalledAt}ms after the stall; store ready ${readyAfterMs}ms later`);
+
+      assert.deepEqual(await store.getTask(written.handle), written, 'the task written before the failover survived it');
+      const later = taskRecord();
+      assert.equal(await store.createTask(later, 10), 'created');
+      await withClient(replica.port, async (promoted) => {
+        assert.equal(await promoted.hget(store.keys.task(later.handle).record, 'handle'), later.handle, 'written to the promoted replica');
+      });
+    });
+  });
+}
+
+/** Runs `use` with a plain connection to the server on `port`, closed afterwards. */
+async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 1000 });
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function masterPortOf(sentinel: Redis): Promise<number | undefined> {
+  const reply = (await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as [string, string] | null;
+  return reply ? Number(reply[1]) : undefined;
+}
+
+/** Clients subscribed to something on the Sentinel on `port`. */
+async function subscribersOf(port: number): Promise<number> {
+  const list = await withClient(port, (sentinel) => sentinel.call('CLIENT', 'LIST') as Promise<string>);
+  return list.split('\n').filter((line) => / sub=[1-9]/.test(line)).length;
+}
+
+/** Waits until the Sentinel names the server on `port` as the master; returns when it did. */
+async function untilMasterIs(sentinelPort: number, port: number): Promise<number> {
+  await withClient(sentinelPort, (sentinel) => eventually(async () => (await masterPortOf(sentinel)) === port, 15_000, `Sentinel to name port ${port} the master`));
+  return Date.now();
+}
+
+function isStoreUnavailable(error: unknown): boolean {
+  assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
+  assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
+  assert.equal(error.httpStatus, describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
+  return true;
+}
+
+async function eventually(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
