@@ -22,7 +22,8 @@ if (!redisServerInstalled()) {
     const warnings: string[] = [];
 
     before(async () => {
-      master = await RedisServerProcess.start();
+      // Without the delay Redis 7 waits 5 s before it first syncs the replica.
+      master = await RedisServerProcess.start(undefined, ['--repl-diskless-sync-delay', '0']);
       replica = await RedisServerProcess.start(undefined, ['--replicaof', '127.0.0.1', String(master.port)]);
       const probe = new Redis(`redis://127.0.0.1:${master.port}`);
       try {
