@@ -111,8 +111,7 @@ describe('taskgate --config', () => {
     assert.equal(init.status, 200);
     const sessionId = init.headers.get('mcp-session-id')!;
     await init.text();
-    // Logging is buffered by default, yet a line reaches stdout within logging.flushInterval
-    // (250ms), not only when a batch fills or the process exits.
+    // A request's line reaches stdout while the gateway runs, not only when it exits.
     const sent = Date.now();
     while (!lines.some((l) => l.msg === 'request') && Date.now() - sent < 3000) await new Promise((r) => setTimeout(r, 20));
     assert.ok(lines.some((l) => l.msg === 'request'), 'the request line was not written within 3 s');

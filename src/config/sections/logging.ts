@@ -9,13 +9,14 @@ export const loggingSchema = z
     level: z.enum(LOG_LEVELS).default('info').describe('Least severe level that is logged; silent logs nothing.'),
     buffered: z
       .boolean()
-      .default(true)
+      .default(false)
       .describe(
-        'Write the general log and the audit trail in batches of whole lines, at most 4 KiB each (so that the two never interleave ' +
-          'mid-line on one pipe), when a batch fills, every flushInterval and at exit; false writes every line at once with a ' +
-          'synchronous write. Batching takes the write off the event loop and makes one system call per batch. A process killed outright (SIGKILL, the OOM killer) ' +
-          'loses the lines of the last flushInterval; lines that cannot be written because the destination is stuck are dropped ' +
-          'past 16 MiB and counted in taskgate_log_lines_dropped_total.',
+        'false (the default): every line of the general log and the audit trail is written at once, synchronously; a stuck ' +
+          'destination stalls the gateway rather than lose a line. true: lines are written in batches of whole lines, at most ' +
+          '4 KiB each (so the two logs never interleave mid-line on one pipe), when a batch fills, every flushInterval and at ' +
+          'exit, off the event loop; a process killed outright (SIGKILL, the OOM killer) loses the last flushInterval of lines, ' +
+          'and lines a stuck destination cannot take are dropped past 16 MiB and counted in taskgate_log_lines_dropped_total. ' +
+          'On the benchmark machine batching was slower (fewer requests per second, more heap held under load): see docs/operations.md.',
       ),
     flushInterval: durationSchema()
       .prefault('250ms')

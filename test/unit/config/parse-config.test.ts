@@ -50,7 +50,7 @@ describe('parseConfig', () => {
         drainTimeout: 10_000,
         maxConnections: 0,
       },
-      logging: { level: 'info', buffered: true, flushInterval: 250 },
+      logging: { level: 'info', buffered: false, flushInterval: 250 },
     });
   });
 
