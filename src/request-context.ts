@@ -53,6 +53,8 @@ export interface RequestContext {
   /** How the tasks stage decided, for the audit trail and metrics. */
   taskOutcome?: 'allowed' | 'not_found' | 'denied' | 'throttled';
   pollOutcome?: 'forwarded' | 'cached' | 'rejected';
+  /** A forwarded tasks/get: the store's tag of the snapshot it held (Store.recordPoll). */
+  snapshotTag?: string;
   /** Headers sent upstream in place of the client's (a task's own session or id); null removes. */
   upstreamHeaders?: Record<string, string | null>;
   /** Gives back this request's slot among its principal's open tasks/result waits. */

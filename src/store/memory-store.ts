@@ -1,5 +1,5 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition, TaskScope } from './store.js';
+import { changesNothing, type CreateTaskOutcome, type PollLimits, type PollOpening, type Store, type TaskListPosition, type TaskScope } from './store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
@@ -83,7 +83,9 @@ export class MemoryStore implements Store {
   }
 
   // Synchronous like every write here: done by the time the call returns its promise.
-  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void> {
+  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string, snapshotTag?: string): Promise<void> {
+    // The snapshot held is its own tag here: comparing the strings is as cheap as a digest.
+    if (snapshot === snapshotTag && changesNothing(record, patch)) return;
     this.tasks.recordPoll(record.handle, patch, snapshot);
   }
 

@@ -91,7 +91,7 @@ export class MemoryTaskTable {
     return {
       outcome: 'polled',
       record: { ...record },
-      decision: decision.verdict === 'forward' ? decision : { ...decision, snapshot: entry?.snapshot },
+      decision: decision.verdict === 'forward' ? { ...decision, snapshotTag: entry?.snapshot } : { ...decision, snapshot: entry?.snapshot },
     };
   }
 

@@ -77,10 +77,12 @@ end
 -- decidePoll (src/tasks/poll-governor.ts), step for step, on the poll state of one task
 -- (task: record, poll, snapshot keys). now is the caller's decimal string. State is kept only
 -- while the record exists, and lives exactly as long. Returns verdict, next lastForwardedAt,
--- next early count, retryAfterMs, and the sealed snapshot for a poll that is not forwarded.
+-- next early count, retryAfterMs, the sealed snapshot for a poll that is not forwarded, and
+-- for a forwarded one the tag of the snapshot held (false if none), so that the write-back of
+-- an answer that has not changed can be skipped.
 local function check_poll(task, now_arg, interval_arg, tolerance_arg, abuse_arg)
   local now, interval = tonumber(now_arg), tonumber(interval_arg)
-  local state = redis.call('HMGET', task[2], 'last', 'early')
+  local state = redis.call('HMGET', task[2], 'last', 'early', 'tag')
   local early = tonumber(state[2] or '0')
   local allowed = now
   if state[1] then allowed = tonumber(state[1]) + interval - tonumber(tolerance_arg) end
@@ -100,9 +102,13 @@ local function check_poll(task, now_arg, interval_arg, tolerance_arg, abuse_arg)
     redis.call('HSET', task[2], 'last', last, 'early', early)
     redis.call('PEXPIRE', task[2], ttl)
   end
-  local snapshot = false
-  if verdict ~= 'forward' then snapshot = redis.call('GET', task[3]) end
-  return { verdict, last, early, retry, snapshot }
+  local snapshot, tag = false, false
+  if verdict ~= 'forward' then
+    snapshot = redis.call('GET', task[3])
+  elseif state[3] and redis.call('EXISTS', task[3]) == 1 then
+    tag = state[3]
+  end
+  return { verdict, last, early, retry, snapshot, tag }
 end
 `;
 
@@ -220,7 +226,7 @@ return due`,
   // A tasks/get on the way in: lookup, scope check and poll decision in one step. KEYS:
   // record, poll, snapshot. ARGV: now, owner, era, upstream, toleranceMs, abuseFactor.
   // Returns {'not_found'} (unknown, or expired at now), {'denied'} (another owner, era or
-  // upstream), neither touching the poll state; else {'polled'}, check_poll's five values on
+  // upstream), neither touching the poll state; else {'polled'}, check_poll's six values on
   // the record's own pollIntervalMs, then the record's fields.
   taskgateOpenPoll: {
     keys: 3,
@@ -237,16 +243,21 @@ for _, value in ipairs(fields) do reply[#reply + 1] = value end
 return reply`,
   },
   // A forwarded tasks/get on the way back: taskgateUpdateTask's update and the poll snapshot
-  // in one step. KEYS: record, poll, snapshot. ARGV: sealed snapshot, then the update as
-  // patch_task reads it from ARGV[2]. The snapshot is kept only while the record exists, and
-  // lives as long. Returns the status and expiresAt before; nil when there is no record.
+  // in one step. KEYS: record, poll, snapshot. ARGV: sealed snapshot, its tag, then the update
+  // as patch_task reads it from ARGV[3]. The snapshot (and its tag, in the poll state) is kept
+  // only while the record exists, and lives as long. Returns the status and expiresAt before;
+  // nil when there is no record.
   taskgateRecordPoll: {
     keys: 3,
     body: `
-local before = patch_task(KEYS, 2)
+local before = patch_task(KEYS, 3)
 if not before then return false end
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ttl) end
+if ttl > 0 then
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ttl)
+  redis.call('HSET', KEYS[2], 'tag', ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
 return before`,
   },
   // KEYS: window counter. ARGV: ttl until the window ends.

@@ -20,7 +20,7 @@ import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
-import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition, TaskScope } from './store.js';
+import { changesNothing, type CreateTaskOutcome, type PollLimits, type PollOpening, type Store, type TaskListPosition, type TaskScope } from './store.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** How long a sweeper holds expired handles it claimed before another replica may take them. */
@@ -201,7 +201,7 @@ export class RedisStore implements Store {
     const reply = await this.run(() =>
       this.client.taskgateOpenPoll(task.record, task.poll, task.snapshot, String(now), scope.owner, scope.era, scope.upstream, String(limits.toleranceMs), String(limits.abuseFactor)),
     );
-    const [outcome, verdict, last, earlyCount, retryAfterMs, sealed, ...fields] = reply;
+    const [outcome, verdict, last, earlyCount, retryAfterMs, sealed, tag, ...fields] = reply;
     if (outcome === 'not_found' || outcome === 'denied') return { outcome };
     const record = decodeTask(fields as string[]);
     if (outcome !== 'polled' || !record) throw new Error(`taskgateOpenPoll answered ${String(outcome)} without a record`);
@@ -210,18 +210,23 @@ export class RedisStore implements Store {
       next: { lastForwardedAt: Number(last), earlyCount: Number(earlyCount) },
       retryAfterMs: Number(retryAfterMs),
     };
-    if (decision.verdict === 'forward') return { outcome, record, decision };
+    if (decision.verdict === 'forward') return { outcome, record, decision: typeof tag === 'string' ? { ...decision, snapshotTag: tag } : decision };
     const snapshot = typeof sealed === 'string' ? this.openSnapshot(sealed, handle) : undefined;
     return { outcome, record, decision: { ...decision, snapshot } };
   }
 
-  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void> {
+  async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string, snapshotTag?: string): Promise<void> {
+    const tag = this.cipher.tag(snapshot, record.handle);
+    // The same answer as last time, on a record it would not change: a round trip, a seal and
+    // a script saved on most forwarded polls. Another replica's write since the openPoll that
+    // read the tag is left in place, as it would be had this poll been answered first.
+    if (tag === snapshotTag && changesNothing(record, patch)) return;
     const task = this.keys.task(record.handle);
     // Sealed and sent before the first await, so the command is on the connection (ordered
     // before this replica's next command) by the time this call returns its promise.
     const sealed = this.cipher.seal(snapshot, record.handle);
     await this.run(async () => {
-      const before = await this.client.taskgateRecordPoll(task.record, task.poll, task.snapshot, sealed, ...this.updateArgs(patch));
+      const before = await this.client.taskgateRecordPoll(task.record, task.poll, task.snapshot, sealed, tag, ...this.updateArgs(patch));
       if (!before) return;
       const [statusBefore, expiresAtBefore] = before;
       // The script changed only what the patch names: the rest of the record is as read.

@@ -23,8 +23,20 @@ export function isInScope(record: TaskRecord, scope: TaskScope): boolean {
 /** The poll rules other than the interval, which is the task's own (its `pollIntervalMs`). */
 export type PollLimits = Omit<PollRules, 'intervalMs'>;
 
-/** A poll decision; a poll that is not forwarded also gets the last snapshot, if any. */
-export type PollDecisionWithSnapshot = PollDecision & { readonly snapshot?: string };
+/**
+ * A poll decision; a poll that is not forwarded also gets the last snapshot, if any. A
+ * forwarded one gets `snapshotTag` instead: an opaque token for the snapshot held (if any),
+ * handed back to recordPoll so that an answer that has not changed is not written again.
+ */
+export type PollDecisionWithSnapshot = PollDecision & { readonly snapshot?: string; readonly snapshotTag?: string };
+
+/** Whether a patch would leave the record as it is. */
+export function changesNothing(record: TaskRecord, patch: TaskPatch): boolean {
+  for (const name of Object.keys(patch) as (keyof TaskPatch)[]) {
+    if (patch[name] !== record[name]) return false;
+  }
+  return true;
+}
 
 /**
  * What a tasks/get finds on the way in. Unknown and expired are `not_found`, a task outside
@@ -83,9 +95,11 @@ export interface Store {
    * are served in cached mode. `record` is the task as read on the way in; the store takes
    * from it only what never changes (owner, creation time, backend id) to move the indexes
    * when the patch ends the task or moves its expiresAt. Nothing is written for a task that is
-   * gone.
+   * gone, nor when `snapshotTag` (from this poll's openPoll) says the store already holds this
+   * snapshot and the patch changes nothing in `record`: most forwarded polls of a running task
+   * hear what the last one heard.
    */
-  recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string): Promise<void>;
+  recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string, snapshotTag?: string): Promise<void>;
   /**
    * Forgets a task's poll state and snapshot: after the client changed the task (update,
    * cancel) the snapshot is known to be stale, so the next poll is forwarded.

@@ -76,6 +76,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     record = opened.record;
     const early = governPoll(deps, request, message, record, opened.decision);
     if (early) return early;
+    tg.snapshotTag = opened.decision.snapshotTag;
   } else {
     const found = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
     if (!found) throw refuse(request, message, 'not_found');

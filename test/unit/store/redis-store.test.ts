@@ -73,6 +73,31 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       assert.equal(await raw.exists(keys.record, keys.poll, keys.snapshot), 0, 'purged for real');
     });
 
+    it('skips the write-back of an unchanged answer without touching what it holds, and re-seals after a key rotation', async () => {
+      const prefix = `${root}${sequence++}:`;
+      const store = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
+      const record = taskRecord({ pollIntervalMs: 1000 });
+      await store.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 50 };
+      const now = Date.now();
+      const unchanged = { status: record.status, lastUpdatedAtIso: record.lastUpdatedAtIso, ttlMs: record.ttlMs, expiresAt: record.expiresAt, pollIntervalMs: record.pollIntervalMs };
+      const answer = '{"status":"working"}';
+      await pollAsOwner(store, record, now, limits);
+      await store.recordPoll(record, unchanged, answer);
+      const key = store.keys.task(record.handle).snapshot;
+      const sealed = await raw.get(key);
+      const tag = (await pollAsOwner(store, record, now + 1000, limits)).snapshotTag;
+      assert.ok(tag && !sealed!.includes(tag), 'the tag is not part of the sealed text');
+      await store.recordPoll(record, unchanged, answer, tag);
+      assert.equal(await raw.get(key), sealed, 'not sealed and written again (a new seal has a new IV)');
+
+      // Tags are keyed by the sealing key: after a rotation the same answer is sealed anew.
+      const rotated = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_2, SNAPSHOT_KEY_1] });
+      const rotatedTag = (await pollAsOwner(rotated, record, now + 2000, limits)).snapshotTag;
+      await rotated.recordPoll(record, unchanged, answer, rotatedTag);
+      assert.match((await raw.get(key))!, /^k2\./);
+    });
+
     it('gives every key it writes a TTL, task keys until expiresAt plus a margin', async () => {
       const store = await newStore();
       const record = taskRecord({ ttlMs: 30_000, expiresAt: Date.now() + 30_000 });

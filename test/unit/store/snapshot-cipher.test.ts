@@ -29,6 +29,18 @@ describe('SnapshotCipher', () => {
     sealedOnes.forEach((sealed, i) => assert.equal(cipher.open(sealed, 'h'), `snapshot ${i}`));
   });
 
+  it('tags a snapshot by its plaintext, its handle and the sealing key, and by nothing else', () => {
+    const k1 = key('k1');
+    const cipher = new SnapshotCipher([k1]);
+    const tag = cipher.tag('{"status":"working"}', 'handle-a');
+    assert.match(tag, /^[\w-]{22}$/);
+    assert.equal(cipher.tag('{"status":"working"}', 'handle-a'), tag, 'stable (unlike a seal)');
+    assert.equal(new SnapshotCipher([k1]).tag('{"status":"working"}', 'handle-a'), tag, 'the same on every replica with the key');
+    assert.notEqual(cipher.tag('{"status":"completed"}', 'handle-a'), tag);
+    assert.notEqual(cipher.tag('{"status":"working"}', 'handle-b'), tag);
+    assert.notEqual(new SnapshotCipher([key('k1')]).tag('{"status":"working"}', 'handle-a'), tag, 'keyed: not a bare hash anyone can recompute');
+  });
+
   it('seals with the first key and opens with any configured one (rotation)', () => {
     const oldKey = key('old');
     const before = new SnapshotCipher([oldKey]).seal('kept', 'h');

@@ -259,6 +259,41 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await pollAsOwner(store!, record, now + 20, limits)).snapshot, '{"status":"working"}', 'the newer snapshot replaces the older');
     });
 
+    it('writes a forwarded poll back only when its answer or the record changed', async () => {
+      const record = taskRecord({ pollIntervalMs: 1000 });
+      await store!.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 50 };
+      const now = Date.now();
+      const unchanged: TaskPatch = { status: record.status, lastUpdatedAtIso: record.lastUpdatedAtIso, ttlMs: record.ttlMs, expiresAt: record.expiresAt, pollIntervalMs: record.pollIntervalMs };
+      const first = await pollAsOwner(store!, record, now, limits);
+      assert.equal(first.snapshotTag, undefined, 'no snapshot is held yet');
+      await store!.recordPoll(record, unchanged, '{"status":"working"}', first.snapshotTag);
+      assert.equal((await pollAsOwner(store!, record, now + 10, limits)).snapshot, '{"status":"working"}', 'the first answer is written');
+
+      const second = await pollAsOwner(store!, record, now + 1000, limits);
+      assert.equal(second.verdict, 'forward');
+      assert.equal(typeof second.snapshotTag, 'string', 'a forwarded poll learns the tag of the snapshot held');
+      await store!.recordPoll(record, unchanged, '{"status":"working"}', second.snapshotTag);
+      assert.equal((await pollAsOwner(store!, record, now + 1010, limits)).snapshot, '{"status":"working"}', 'the same answer still serves');
+
+      // The same answer on a record the patch changes: the record is written.
+      const third = await pollAsOwner(store!, record, now + 2000, limits);
+      await store!.recordPoll(record, { ...unchanged, status: 'input_required' }, '{"status":"working"}', third.snapshotTag);
+      const changed = await store!.getTask(record.handle);
+      assert.equal(changed?.status, 'input_required');
+
+      // A new answer on an unchanged record: the snapshot is written.
+      const fourth = await pollAsOwner(store!, record, now + 3000, limits);
+      await store!.recordPoll(changed!, { ...unchanged, status: 'input_required' }, '{"status":"input_required"}', fourth.snapshotTag);
+      assert.equal((await pollAsOwner(store!, record, now + 3010, limits)).snapshot, '{"status":"input_required"}');
+
+      // A snapshot invalidated (the client changed the task) leaves no tag to match.
+      await store!.invalidatePoll(record.handle);
+      const fifth = await pollAsOwner(store!, record, now + 3020, limits);
+      assert.equal(fifth.verdict, 'forward');
+      assert.equal(fifth.snapshotTag, undefined);
+    });
+
     it('frees the owner\'s slot when a recorded poll ends the task, and keeps it listed', async () => {
       const first = taskRecord();
       const second = taskRecord({ createdAt: first.createdAt + 1 });
