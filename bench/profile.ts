@@ -1,15 +1,20 @@
 /**
- * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify]`:
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify] [--syscalls]`:
  * taskgate on the memory store (`--target taskgate-redis`: on Redis; `--target fastify`: the plain
  * passthrough it is measured against) under one
  * scenario's load with --cpu-prof, then the top self-time functions and the
  * self time per source area, counted only over the load window (start-up and the JIT warm-up
  * are cut off). Writes bench/results/profile-<scenario>.md and keeps the .cpuprofile beside it
  * for Chrome DevTools.
+ *
+ * `--syscalls` counts the target's system calls over the load window with `strace -c` instead
+ * (no profiler): calls per request by name. On loopback a write or writev also runs the
+ * receiver's TCP work, so a call saved is CPU saved, and the count holds still where time does not.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import type { CpuReply } from './child-channel.js';
 import { detectPinning, REPO_ROOT, startNodeChild } from './children.js';
@@ -32,7 +37,7 @@ interface CpuProfile {
 }
 
 const { values: args } = parseArgs({
-  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, target: { type: 'string', default: 'taskgate-memory' } },
+  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, target: { type: 'string', default: 'taskgate-memory' }, syscalls: { type: 'boolean', default: false } },
 });
 const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
@@ -104,6 +109,35 @@ export function summarizeProfile(profile: CpuProfile, fromUs: number, toUs: numb
   ].join('\n');
 }
 
+/** System calls of `pid` (all its threads) while `load` runs, per request, most frequent first. */
+async function countSyscalls(pid: number, dir: string, load: () => Promise<{ requests: number }>): Promise<string> {
+  if (!hasCommand('strace')) throw new Error('--syscalls needs strace (Debian package strace)');
+  const out = join(dir, 'strace.txt');
+  const strace = spawn('strace', ['-c', '-f', '-q', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => strace.once('exit', () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, 500)); // attached to every thread
+  const { requests } = await load();
+  strace.kill('SIGINT');
+  await exited;
+  // strace -c rows: % time, seconds, usecs/call, calls, [errors,] syscall
+  const rows = readFileSync(out, 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f.length >= 5 && /^\d/.test(f[0]!) && f.at(-1) !== 'total')
+    .map((f) => ({ name: f.at(-1)!, calls: Number(f[3]) }))
+    .sort((a, b) => b.calls - a.calls);
+  const total = rows.reduce((sum, r) => sum + r.calls, 0);
+  return [
+    `### System calls of ${args.target}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (strace -c, which slows the target)`,
+    '',
+    `${requests} requests; ${(total / requests).toFixed(2)} system calls per request.`,
+    '',
+    '| calls/request | syscall |',
+    '| ---: | --- |',
+    ...rows.filter((r) => r.calls / requests >= 0.01).map((r) => `| ${(r.calls / requests).toFixed(2)} | ${r.name} |`),
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const pinning = detectPinning();
   const tool = hasCommand('wrk') ? 'wrk' : 'node';
@@ -111,7 +145,7 @@ async function main(): Promise<void> {
   const issuer = await startIssuer();
   const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
-  const profArgs = ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'];
+  const profArgs = args.syscalls ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'];
   const started = passthrough
     ? await startFastifyTarget(pinning, backend.url, profArgs)
     : args.target === 'taskgate-redis'
@@ -123,6 +157,11 @@ async function main(): Promise<void> {
     const specs = await prepareRequests(scenario, target, tokens);
     const run = planLoad(tool, target.url, specs);
     await run(Number(args.connections), 3, pinning); // warm-up, outside the window
+    if (args.syscalls) {
+      const text = await countSyscalls(target.child!.pid, profDir, () => run(Number(args.connections), Number(args.seconds), pinning));
+      console.log(text);
+      return;
+    }
     const before = await target.child!.ask<CpuReply>('cpu');
     const load = await run(Number(args.connections), Number(args.seconds), pinning);
     const after = await target.child!.ask<CpuReply>('cpu');
