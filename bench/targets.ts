@@ -5,8 +5,9 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { parseConfig } from '../src/config/index.js';
-import { delay, spawnPinned, startNodeChild, type NodeChild, type Pinning } from './children.js';
+import { delay, REPO_ROOT, spawnPinned, startNodeChild, type NodeChild, type Pinning } from './children.js';
 import type { CpuReply, MemoryReply } from './child-channel.js';
 import type { BenchIssuer } from './jwks.js';
 import { processCpuUs } from './machine.js';
@@ -139,8 +140,24 @@ export async function startFastifyTarget(pinning: Pinning, backendUrl: string, e
   return nodeTarget('fastify', child, '/mcp');
 }
 
+let compiledGateway: string | undefined;
+
+/**
+ * The gateway as operators run it (`npm start`): compiled by tsc into dist/, once per harness
+ * process. Loaded from src/ under tsx it would be esbuild's output instead, which wraps every
+ * function made at run time (several per request) in a `__name` call, and which no operator runs.
+ */
+export function buildGateway(): string {
+  if (compiledGateway) return compiledGateway;
+  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed; the benchmark measures the compiled gateway\n${tsc.stdout}${tsc.stderr}`);
+  compiledGateway = join(REPO_ROOT, 'dist', 'src');
+  return compiledGateway;
+}
+
 export async function startTaskgate(pinning: Pinning, name: TargetName, policy: string, execArgv: string[] = []): Promise<Target> {
-  const child = await startNodeChild(pinning, './taskgate-child.ts', { cpu: pinning.proxyCpu, env: { BENCH_POLICY: policy }, execArgv });
+  const env = { BENCH_POLICY: policy, BENCH_GATEWAY_DIR: buildGateway() };
+  const child = await startNodeChild(pinning, './taskgate-child.ts', { cpu: pinning.proxyCpu, env, execArgv });
   await waitUntilReady(String(child.details.adminUrl));
   return nodeTarget(name, child, '/mcp');
 }

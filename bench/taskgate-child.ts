@@ -1,37 +1,45 @@
 /**
  * taskgate as a benchmark target: the real buildGateway in its own process, so that its CPU
  * time is its own and it can be pinned to a core. The policy comes validated from the harness
- * (BENCH_POLICY, JSON) and is parsed again here with the real config loader.
+ * (BENCH_POLICY, JSON) and is parsed again here with the real config loader. The gateway is
+ * the tsc build the harness made (BENCH_GATEWAY_DIR, dist/src): what `npm start` runs.
  *
  * Logs go to stdout, which the harness points at /dev/null: the per-request log line is part
  * of what an operator's gateway does, so it stays in the measurement.
  */
-import { parseConfig } from '../src/config/index.js';
-import { buildGateway, type GatewayDeps } from '../src/gateway.js';
-import { createLogger } from '../src/observability/logger.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as ConfigModule from '../src/config/index.js';
+import type * as GatewayModule from '../src/gateway.js';
+import type * as LoggerModule from '../src/observability/logger.js';
+import type * as StoreModule from '../src/store/create-store.js';
 import { announceReady, serveParentRequests } from './child-channel.js';
 
 const policy = process.env.BENCH_POLICY;
 if (!policy) throw new Error('BENCH_POLICY is required');
+const gatewayDir = process.env.BENCH_GATEWAY_DIR;
+if (!gatewayDir) throw new Error('BENCH_GATEWAY_DIR (the compiled dist/src) is required');
+const compiled = (path: string): string => pathToFileURL(join(gatewayDir, path)).href;
+
+const { parseConfig } = (await import(compiled('config/index.js'))) as typeof ConfigModule;
+const { buildGateway } = (await import(compiled('gateway.js'))) as typeof GatewayModule;
+const { createLogger } = (await import(compiled('observability/logger.js'))) as typeof LoggerModule;
+const { createStore } = (await import(compiled('store/create-store.js'))) as typeof StoreModule;
 
 const config = parseConfig(policy, { env: {}, source: 'bench-policy' });
 const logger = createLogger(config.logging);
 
 /**
- * The store the policy names, built the way an embedding does (src/store/create-store.ts, passed
- * as deps.store) for as long as buildGateway does not build it from the policy itself. Loaded by
- * a computed specifier: the Redis store is being written, and a harness that failed to compile
- * without it would measure nothing. Undefined means buildGateway's own choice.
+ * The store the policy names, built the way an embedding does (passed as deps.store) and
+ * awaited until connected; a Redis policy whose store cannot be built is reported to the
+ * harness (storeProblem) rather than measured as memory.
  */
 let storeProblem: string | undefined;
-async function storeFromPolicy(): Promise<GatewayDeps['store']> {
-  const wanted = (config as { store?: { type?: string } }).store?.type;
-  if (wanted !== 'redis') return undefined;
-  const specifier = '../src/store/create-store.js';
+async function storeFromPolicy(): Promise<GatewayModule.GatewayDeps['store']> {
+  if (config.store.type !== 'redis') return undefined;
   try {
-    const module = (await import(specifier)) as { createStore?: (c: unknown, l: unknown) => GatewayDeps['store'] };
-    const store = module.createStore?.(config, logger);
-    await (store as { whenReady?: () => Promise<void> } | undefined)?.whenReady?.();
+    const store = createStore(config, logger);
+    await (store as { whenReady?: () => Promise<void> }).whenReady?.();
     return store;
   } catch (error) {
     storeProblem = (error as Error).message.split('\n')[0];
