@@ -19,7 +19,7 @@ import { GatewayError } from './errors.js';
 import { createLogger } from './observability/logger.js';
 import { createAuditLog } from './observability/audit.js';
 import { createHandleHasher } from './observability/handle-hash.js';
-import { createMetrics, rpcMethodLabel, type GatewayMetrics } from './observability/metrics.js';
+import { createMetrics, rpcMethodLabel, SeriesCache, type GatewayMetrics } from './observability/metrics.js';
 import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
 import { InstancePool } from './routing/balancer.js';
@@ -98,6 +98,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   app.decorateRequest('rejection', undefined);
   app.setNotFoundHandler((request, reply) => sendGatewayError(request, reply, new GatewayError('TG_ERR_NO_ROUTE')));
   app.setErrorHandler((error, request, reply) => sendGatewayError(request, reply, toGatewayError(error)));
+  const requestSeries = new SeriesCache<{ requests: { inc(): void }; duration: { observe(value: number): void } }>();
+  const pollSeries = new SeriesCache<{ inc(): void }>();
   // Callback style, not async: this runs for every request and has nothing to wait for, so it
   // need not cost a promise and a microtask turn each time.
   app.addHook('onResponse', (request, reply, done) => {
@@ -105,11 +107,15 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     const message = tg?.mcp?.message;
     const rpcMethod = rpcMethodLabel(message && 'method' in message ? message.method : undefined, message?.kind ?? 'none');
     const route = tg?.route.path ?? 'unmatched';
-    const labels = { route, method: request.method, rpc_method: rpcMethod };
-    metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    const series = requestSeries.get(`${route}\n${request.method}\n${rpcMethod}\n${reply.statusCode}`, () => {
+      const labels = { route, method: request.method, rpc_method: rpcMethod };
+      return { requests: metrics.httpRequests.labels({ ...labels, status: String(reply.statusCode) }), duration: metrics.httpDuration.labels(labels) };
+    });
+    series.requests.inc();
+    series.duration.observe(reply.elapsedTime / 1000);
     if (request.rejection) metrics.rejectedRequests.inc({ reason: request.rejection });
-    if (tg?.pollOutcome) metrics.polls.inc({ outcome: tg.pollOutcome });
+    const pollOutcome = tg?.pollOutcome;
+    if (pollOutcome) pollSeries.get(pollOutcome, () => metrics.polls.labels({ outcome: pollOutcome })).inc();
     if (tg?.taskOutcome && rpcMethod.startsWith('tasks/')) {
       metrics.taskOperations.inc({ method: rpcMethod, outcome: reply.statusCode >= 500 ? 'error' : tg.taskOutcome });
     }

@@ -5,7 +5,7 @@
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
-import { logDestination, type LogWriting } from './logger.js';
+import { isoTimestamp, logDestination, type LogWriting } from './logger.js';
 
 export type AuditEventName = 'created' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'expired' | 'denied' | 'throttled';
 
@@ -47,7 +47,7 @@ export function createAuditLog(config: AuditConfig, writing: LogWriting, onDrop:
   }
   if (streams.length === 0) return { record: () => undefined, close: async () => undefined };
   const logger: Logger = pino(
-    { base: { log: 'audit' }, timestamp: () => `,"time":"${new Date().toISOString()}"`, messageKey: 'msg' },
+    { base: { log: 'audit' }, timestamp: isoTimestamp, messageKey: 'msg' },
     streams.length === 1 ? streams[0]! : pino.multistream(streams.map((stream) => ({ stream }))),
   );
   return {

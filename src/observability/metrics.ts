@@ -38,6 +38,27 @@ export function rpcMethodLabel(method: string | undefined, kind: 'request' | 'no
   return KNOWN_RPC_METHODS.has(method) ? method : 'other';
 }
 
+/**
+ * A metric's label children, remembered by a key the caller builds from the label values:
+ * prom-client hashes the label object on every inc or observe otherwise, and the per-request
+ * metrics are updated on every request. Label values are bounded already; `max` is a
+ * backstop, past which children are looked up per call as prom-client does.
+ */
+export class SeriesCache<T> {
+  private readonly children = new Map<string, T>();
+
+  constructor(private readonly max = 1000) {}
+
+  get(key: string, make: () => T): T {
+    let child = this.children.get(key);
+    if (child === undefined) {
+      child = make();
+      if (this.children.size < this.max) this.children.set(key, child);
+    }
+    return child;
+  }
+}
+
 export interface GatewayMetrics {
   readonly registry: Registry;
   readonly httpRequests: Counter<'route' | 'method' | 'rpc_method' | 'status'>;

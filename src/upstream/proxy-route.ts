@@ -46,6 +46,8 @@ type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: s
 
 export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): Promise<void> {
   const { route, store, metrics } = options;
+  // One upstream per route: its label child is made once, not hashed per request.
+  const upstreamHeadersDuration = metrics.upstreamHeadersDuration.labels({ upstream: route.pool.upstream });
 
   await app.register(async (scope) => {
     // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
@@ -108,7 +110,7 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       const tg = request.tg;
       if (tg.upstreamStartedAt !== undefined) {
         const seconds = Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9;
-        metrics.upstreamHeadersDuration.observe({ upstream: route.pool.upstream }, seconds);
+        upstreamHeadersDuration.observe(seconds);
       }
       if (tg.instance) route.pool.markHealthy(tg.instance);
       try {
