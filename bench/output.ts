@@ -63,7 +63,7 @@ export function sseText(sse: BenchReport['sse']): string {
   const m = sse.taskgateMemory;
   if (m) {
     lines.push(
-      `- taskgate RSS while a client read ${(sse.streamBytes / 1e6).toFixed(0)} MB at ${(sse.paceBytesPerSecond / 1e6).toFixed(0)} MB/s: ${mib(m.rssBefore)} before, peak ${mib(m.rssPeak)} (+${mib(m.rssGrowth)}), ${mib(m.rssAfter)} after, ${m.samples} samples; peak external + array buffers ${mib(m.externalPeak)} → ${m.flat ? '**flat**' : '**NOT flat**'}`,
+      `- taskgate while a client read ${(sse.streamBytes / 1e6).toFixed(0)} MB at ${(sse.paceBytesPerSecond / 1e6).toFixed(0)} MB/s, live memory (heap used + external, after a full GC, ${m.samples} samples): ${mib(m.liveBefore)} before, peak ${mib(m.livePeak)} (+${mib(m.liveGrowth)}) → ${m.flat ? '**flat**' : '**NOT flat**'}; RSS ${mib(m.rssBefore)} before, peak ${mib(m.rssPeak)} (+${mib(m.rssGrowth)}), ${mib(m.rssAfter)} after`,
     );
   }
   return lines.join('\n');

@@ -122,7 +122,9 @@ async function startTargets(pinning: ReturnType<typeof detectPinning>, backend: 
       case 'fastify':
         return startFastifyTarget(pinning, backend.url);
       case 'taskgate-memory':
-        return startTaskgate(pinning, name, policy);
+        // --expose-gc for the SSE check's samples of live memory (bench/sse-check.ts); it
+        // changes nothing until gc() is called.
+        return startTaskgate(pinning, name, policy, ['--expose-gc']);
       case 'taskgate-redis':
         return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer });
     }
