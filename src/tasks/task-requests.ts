@@ -121,10 +121,16 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
   }
   request.tg.taskOutcome = 'allowed';
   request.tg.task = record;
-  // The snapshot is this task's own last answer, already rewritten for its owner.
-  const result = decision.snapshot !== undefined ? (JSON.parse(decision.snapshot) as Record<string, unknown>) : snapshotFromRecord(record);
-  request.tg.statusSeen = isTaskStatus(result.status) ? result.status : record.status;
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
+  if (decision.snapshot === undefined) {
+    const result = snapshotFromRecord(record);
+    request.tg.statusSeen = result.status as TaskRecord['status'];
+    return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
+  }
+  // The snapshot is this task's own last answer, already rewritten for its owner and stored
+  // as the JSON text it was sent as: it goes out as that text, read only for the status seen.
+  const status = (JSON.parse(decision.snapshot) as { status?: unknown }).status;
+  request.tg.statusSeen = isTaskStatus(status) ? status : record.status;
+  return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${decision.snapshot}}` };
 }
 
 /** What an early poll gets before any tasks/get has been forwarded: the creation state. */
