@@ -27,6 +27,8 @@ export interface RecordedRequest {
   rpcMethod?: string;
   sessionId?: string;
   headers: IncomingHttpHeaders;
+  /** The request target as received (path and query). */
+  url: string;
   /** The parsed POST body (the raw text when it is not JSON). */
   body?: unknown;
 }
@@ -111,7 +113,7 @@ export async function startExampleServer(opts: ExampleServerOptions = {}): Promi
       if (!res.writableFinished) stats.aborted += 1;
     });
     const sessionId = headerValue(req.headers['mcp-session-id']);
-    const record: RecordedRequest = { method: req.method ?? '', sessionId, headers: req.headers };
+    const record: RecordedRequest = { method: req.method ?? '', sessionId, headers: req.headers, url: req.url ?? '' };
     requests.push(record);
 
     if (new URL(req.url ?? '/', 'http://placeholder').pathname !== MCP_PATH) {

@@ -1,6 +1,7 @@
 /**
- * Header rewriting on the way to the upstream and back. reply-from already drops
- * `connection`, the headers it lists and `transfer-encoding`; the remaining hop-by-hop
+ * Header rewriting on the way to the upstream and back. reply-from (or, on the direct path,
+ * proxy-route's copyRequestHeaders) already drops `connection`, the headers it lists and
+ * `transfer-encoding`; the remaining hop-by-hop
  * headers of RFC 9110 §7.6.1 are dropped here, and X-Forwarded-* describe the client.
  * The client's credentials never travel on (src/auth/upstream-credentials.ts).
  */
@@ -20,6 +21,10 @@ export interface ForwardOptions {
 
 export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders, options: ForwardOptions): IncomingHttpHeaders {
   for (const name of HOP_BY_HOP) delete headers[name];
+  // `Expect: 100-continue` was answered by this server (Node sends the 100) before the body was
+  // read; the forwarded request carries the whole body, and undici refuses the header outright,
+  // which made every such request (curl sends it for bodies over 1 KiB) a 502.
+  delete headers.expect;
   applyTaskOverrides(headers, request.tg.upstreamHeaders);
   applyUpstreamCredentials(headers, options.credentials, request.tg.principal);
   const clientAddress = request.socket.remoteAddress ?? '';

@@ -4,6 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { request } from 'undici';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
@@ -22,6 +23,20 @@ async function initializeSession(url: string): Promise<string> {
   });
   assert.equal(initialized.status, 202);
   return sessionId;
+}
+
+/** A POST with node:http: fetch drops Connection and refuses Expect, which these tests need. */
+function postRaw(url: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers });
+    req.once('response', (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+    if (headers.expect) req.once('continue', () => req.end(body));
+    else req.end(body);
+  });
 }
 
 function callEcho(url: string, sessionId: string, id: number, extraHeaders: Record<string, string> = {}): Promise<Response> {
@@ -114,6 +129,30 @@ describe('forwarding', () => {
     assert.equal(seen.headers['x-request-id'], 'req-abc.1');
     assert.equal(seen.headers.te, undefined);
     assert.equal(seen.headers['proxy-authorization'], undefined);
+  });
+
+  it('names the backend in Host, keeps the query string, and drops the headers the client\'s Connection lists', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const backend = stack.servers[0]!;
+    backend.stats.reset();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi 6' } } });
+    // node:http, not fetch: fetch drops a Connection header it is given.
+    const status = await postRaw(`${stack.gw.url}?tenant=a&x=%20y`, { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid, connection: 'keep-alive, X-Drop-Me', 'x-drop-me': 'secret', 'x-keep-me': 'kept' }, body);
+    assert.equal(status, 200);
+    const seen = backend.stats.requests.at(-1)!;
+    assert.equal(seen.url, `${new URL(backend.url).pathname}?tenant=a&x=%20y`);
+    assert.equal(seen.headers.host, new URL(backend.url).host);
+    assert.equal(seen.headers['x-drop-me'], undefined, 'a header the client marked hop-by-hop must not travel on');
+    assert.equal(seen.headers['x-keep-me'], 'kept');
+    assert.equal(seen.headers['content-length'], String(Buffer.byteLength(body)));
+  });
+
+  it('forwards a request that asked for 100-continue (curl does, for bodies over 1 KiB)', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(2000) } } });
+    const status = await postRaw(stack.gw.url, { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid, expect: '100-continue' }, body);
+    assert.equal(status, 200, 'the gateway answered the expectation itself; the backend must not be handed it');
+    assert.equal(stack.servers[0]!.stats.requests.at(-1)!.headers.expect, undefined);
   });
 
   it('relays a JSON-RPC error body on a 4xx from the backend untouched', async () => {
