@@ -54,6 +54,11 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
     assert.deepEqual(goals.map((g) => g.id).sort(), ['bytes-per-task', 'cached-poll', 'forwarded-tasks-get-2025', 'forwarded-tasks-get-2026', 'redis-p50']);
     assert.ok('heapBytesPerTask' in (report.memory as object), 'memory check ran');
     assert.ok('ttfbUs' in (report.sse as object), 'SSE check ran');
+    const held = (report.sse as { taskgateMemory?: { liveBefore: unknown; livePeak: unknown; samples: number; flat: unknown } }).taskgateMemory;
+    assert.equal(typeof held?.liveBefore, 'number', 'taskgate live memory sampled during the stream');
+    assert.equal(typeof held?.livePeak, 'number');
+    assert.ok((held?.samples ?? 0) >= 1, 'at least one sample while the stream ran');
+    assert.equal(typeof held?.flat, 'boolean');
     assert.ok(Array.isArray(report.measurements));
 
     const svg = readFileSync(join(out, 'smoke.svg'), 'utf8');
