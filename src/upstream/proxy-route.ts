@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
+import type { Dispatcher } from 'undici';
 import type { RouteAuth } from '../auth/auth-stage.js';
 import type { CredentialsPolicy } from '../auth/upstream-credentials.js';
 import { GatewayError } from '../errors.js';
@@ -27,7 +28,6 @@ import { planTaskRequest } from '../tasks/task-requests.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
 import { ClientAbort } from './client-abort.js';
 import type { UpstreamAgent } from './dispatcher.js';
-import type { Dispatcher } from 'undici';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
 
 export interface McpRouteOptions {
@@ -331,8 +331,8 @@ function readBounded(stream: NodeJS.ReadableStream & { destroy(): void }, limit:
 
 /**
  * The client's headers as reply-from copies them for the upstream: without `connection`, the
- * names it lists, `transfer-encoding` and the request's own length and type (set from the body
- * sent). The rest of the hop-by-hop headers go in buildUpstreamRequestHeaders.
+ * names it lists and `transfer-encoding`. The caller sets Host, length and type for the body it
+ * sends; the rest of the hop-by-hop headers go in buildUpstreamRequestHeaders.
  */
 function copyRequestHeaders(incoming: IncomingHttpHeaders): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = { ...incoming };
