@@ -35,7 +35,11 @@ function postRaw(url: string, headers: Record<string, string>, body: string): Pr
     });
     req.once('error', reject);
     if (headers.expect) req.once('continue', () => req.end(body));
-    else req.end(body);
+    else if (headers['transfer-encoding'] === 'chunked') {
+      // Two chunks and no length: the gateway must read the whole body and send its length on.
+      req.write(body.slice(0, 10));
+      req.end(body.slice(10));
+    } else req.end(body);
   });
 }
 
@@ -144,6 +148,16 @@ describe('forwarding', () => {
     assert.equal(seen.headers.host, new URL(backend.url).host);
     assert.equal(seen.headers['x-drop-me'], undefined, 'a header the client marked hop-by-hop must not travel on');
     assert.equal(seen.headers['x-keep-me'], 'kept');
+    assert.equal(seen.headers['content-length'], String(Buffer.byteLength(body)));
+  });
+
+  it('forwards a chunked request body with its length', async () => {
+    const sid = await initializeSession(stack.gw.url);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { text: 'chunked' } } });
+    const status = await postRaw(stack.gw.url, { ...LEGACY_POST_HEADERS, 'mcp-session-id': sid, 'transfer-encoding': 'chunked' }, body);
+    assert.equal(status, 200);
+    const seen = stack.servers[0]!.stats.requests.at(-1)!;
+    assert.equal(seen.headers['transfer-encoding'], undefined);
     assert.equal(seen.headers['content-length'], String(Buffer.byteLength(body)));
   });
 
