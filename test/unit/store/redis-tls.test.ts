@@ -1,0 +1,100 @@
+/**
+ * The Redis store over TLS, against a redis-server the test starts with a certificate signed
+ * by a CA made for this run (openssl): the store contract over `rediss://` trusting that CA
+ * (`store.tls.ca`), the server name checked (and overridden with `servername`), and a server
+ * whose certificate is not trusted refused: the store fails closed rather than talk to it.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { RedisStore } from '../../../src/store/redis-store.js';
+import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
+import { defineStoreContract } from './store-contract.js';
+import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+
+/** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
+const REFUSED_WITHIN_MS = 1500;
+
+function openssl(dir: string, args: string[]): void {
+  const run = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${run.stderr}`);
+}
+
+/** A CA, a server certificate it signed for localhost and 127.0.0.1, and a second, unrelated CA. */
+async function makeCertificates(dir: string): Promise<{ ca: string; otherCa: string; cert: string; key: string }> {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(dir, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=taskgate test CA']);
+  openssl(dir, ['req', '-x509', ...ec, '-keyout', 'other-ca.key', '-out', 'other-ca.crt', '-days', '1', '-subj', '/CN=some other CA']);
+  openssl(dir, ['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
+  await writeFile(join(dir, 'san.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.cnf']);
+  return { ca: join(dir, 'ca.crt'), otherCa: join(dir, 'other-ca.crt'), cert: join(dir, 'server.crt'), key: join(dir, 'server.key') };
+}
+
+const opensslInstalled = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
+
+if (!redisServerInstalled() || !opensslInstalled) {
+  reportMissingRedis('redis-server and openssl (to start a Redis that speaks TLS)', `${INSTALL_REDIS} And openssl (apt-get install openssl).`);
+} else {
+  const dir = await mkdtemp(join(tmpdir(), 'taskgate-redis-tls-'));
+  const certs = await makeCertificates(dir);
+  const tlsPort = await freePort();
+  // The plain port is only for the helper's readiness check; the stores below use TLS.
+  const server = await RedisServerProcess.start(undefined, [
+    '--tls-port', String(tlsPort),
+    '--tls-cert-file', certs.cert,
+    '--tls-key-file', certs.key,
+    '--tls-ca-cert-file', certs.ca,
+    '--tls-auth-clients', 'no',
+  ]);
+  const url = `rediss://127.0.0.1:${tlsPort}`;
+  const open: RedisStore[] = [];
+  let sequence = 0;
+
+  const newStore = (tls: Record<string, unknown>, overrides: Record<string, unknown> = {}): RedisStore => {
+    const store = new RedisStore(redisConfig({ url, tls, keyPrefix: `tls${sequence++}:`, connectTimeout: '500ms', ...overrides }));
+    open.push(store);
+    return store;
+  };
+
+  after(async () => {
+    await Promise.all(open.map((store) => store.close()));
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  defineStoreContract('redis over TLS (rediss://, tls.ca)', {
+    create: async () => {
+      const store = newStore({ ca: certs.ca });
+      await store.whenReady(5000);
+      return store;
+    },
+  });
+
+  describe('Redis store over TLS', () => {
+    it('checks the server name, which servername can override', async () => {
+      const named = newStore({ ca: certs.ca, servername: 'localhost' });
+      await named.whenReady(5000);
+      assert.equal(await named.isReady(), true);
+
+      const wrongName = newStore({ ca: certs.ca, servername: 'redis.other.example' });
+      await assert.rejects(wrongName.whenReady(REFUSED_WITHIN_MS), StoreUnavailableError, 'a certificate for another name is refused');
+      await assert.rejects(wrongName.getTask('tg_nothing'), StoreUnavailableError, 'and the store fails closed');
+    });
+
+    it('refuses a server whose certificate its CA did not sign, and fails closed', async () => {
+      const untrusting = newStore({ ca: certs.otherCa });
+      await assert.rejects(untrusting.whenReady(REFUSED_WITHIN_MS), StoreUnavailableError);
+      assert.equal(await untrusting.isReady(), false);
+      await assert.rejects(untrusting.getTask('tg_nothing'), StoreUnavailableError);
+    });
+
+    it('refuses it too with the system trust store (tls: true)', async () => {
+      const systemTrust = newStore(true as never);
+      await assert.rejects(systemTrust.whenReady(REFUSED_WITHIN_MS), StoreUnavailableError);
+    });
+  });
+}
