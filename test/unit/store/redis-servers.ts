@@ -119,9 +119,10 @@ export class RedisServerProcess {
 
   /**
    * A Sentinel monitoring one master (quorum 1) under `name`. Sentinel rewrites its config
-   * file as it learns, so the file is written into the process's own directory.
+   * file as it learns, so the file is written into the process's own directory. `extra`
+   * lines go into that file too (TLS settings, say).
    */
-  static async startSentinel(name: string, master: { host: string; port: number }, timing: { downAfterMs: number; failoverTimeoutMs: number }): Promise<RedisServerProcess> {
+  static async startSentinel(name: string, master: { host: string; port: number }, timing: { downAfterMs: number; failoverTimeoutMs: number }, extra: string[] = []): Promise<RedisServerProcess> {
     const port = await freePort();
     const dir = await mkdtemp(join(tmpdir(), 'taskgate-sentinel-'));
     const config = join(dir, 'sentinel.conf');
@@ -135,6 +136,7 @@ export class RedisServerProcess {
         `sentinel monitor ${name} ${master.host} ${master.port} 1`,
         `sentinel down-after-milliseconds ${name} ${timing.downAfterMs}`,
         `sentinel failover-timeout ${name} ${timing.failoverTimeoutMs}`,
+        ...extra,
         '',
       ].join('\n'),
     );

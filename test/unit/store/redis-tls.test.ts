@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
-import { defineStoreContract } from './store-contract.js';
+import { defineStoreContract, taskRecord } from './store-contract.js';
 import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
 
 /** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
@@ -95,6 +95,27 @@ if (!redisServerInstalled() || !opensslInstalled) {
     it('refuses it too with the system trust store (tls: true)', async () => {
       const systemTrust = newStore(true as never);
       await assert.rejects(systemTrust.whenReady(REFUSED_WITHIN_MS), StoreUnavailableError);
+    });
+
+    it('works behind a Sentinel that speaks TLS, to a master that speaks TLS', async () => {
+      // The Sentinel reaches the master over TLS (tls-replication) and is itself reached over
+      // TLS; it names the master by its TLS port, which the store then connects to.
+      const tlsFiles = [`tls-cert-file ${certs.cert}`, `tls-key-file ${certs.key}`, `tls-ca-cert-file ${certs.ca}`, 'tls-auth-clients no', 'tls-replication yes'];
+      const sentinelTlsPort = await freePort();
+      const sentinel = await RedisServerProcess.startSentinel('tlsmaster', { host: '127.0.0.1', port: tlsPort }, { downAfterMs: 5000, failoverTimeoutMs: 10_000 }, [`tls-port ${sentinelTlsPort}`, ...tlsFiles]);
+      // Only the Sentinel's TLS port is named, and it names the master's TLS port.
+      const config = redisConfig({ mode: 'sentinel', sentinels: [`127.0.0.1:${sentinelTlsPort}`], name: 'tlsmaster', tls: { ca: certs.ca }, keyPrefix: `tls${sequence++}:` });
+      const store = new RedisStore(config);
+      try {
+        await store.whenReady(5000);
+        const record = taskRecord();
+        assert.equal(await store.createTask(record, 10), 'created');
+        assert.deepEqual(await store.getTask(record.handle), record);
+      } finally {
+        // The store first: its failover detector would otherwise see the Sentinel go away.
+        await store.close();
+        await sentinel.stop();
+      }
     });
   });
 }
