@@ -107,6 +107,36 @@ function closeFailoverDetectorOnEnd(client: Redis): void {
 }
 
 /**
+ * ioredis gives the failover detector's connections to the Sentinels no 'error' listener, so
+ * a Sentinel that is down or restarting was printed to the console as "[ioredis] Unhandled
+ * error event", outside the gateway's log (redis/ioredis#1829). Every connection the
+ * connector opens to a Sentinel now gets one: a warning once per Sentinel until it answers
+ * again. Like closeFailoverDetectorOnEnd this reaches into ioredis' connector; should it
+ * move, test/unit/store/redis-sentinel.test.ts fails (it listens for both the warning and the
+ * console line).
+ */
+export function reportSentinelErrors(client: RedisClient, logger: Logger): void {
+  type Connect = (endpoint: { host?: string; port?: number }, ...rest: unknown[]) => Redis;
+  const connector = (client as unknown as { connector?: { connectToSentinel?: Connect } }).connector;
+  const connect = connector?.connectToSentinel;
+  if (!connector || typeof connect !== 'function') return;
+  connector.connectToSentinel = (endpoint, ...rest) => {
+    const sentinel = connect.call(connector, endpoint, ...rest);
+    const address = `${endpoint.host ?? 'localhost'}:${endpoint.port ?? 26379}`;
+    let reported = false;
+    sentinel.on('error', (error: Error) => {
+      if (reported) return;
+      reported = true;
+      logger.warn({ store: 'redis', mode: 'sentinel', sentinel: address, err: error }, 'a Sentinel is unreachable; the store uses the others it was given');
+    });
+    sentinel.on('ready', () => {
+      reported = false;
+    });
+    return sentinel;
+  };
+}
+
+/**
  * Logs an outage once when it starts and once when it ends: ioredis reports an error on
  * every reconnect attempt, which while Redis is down would flood the log.
  */

@@ -14,7 +14,7 @@ import { describeError } from '../../../src/errors.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
-import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisSentinel, type RedisSentinelProcesses } from './redis-servers.js';
+import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, type RedisSentinelProcesses } from './redis-servers.js';
 
 const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.
@@ -68,6 +68,32 @@ if (!redisServerInstalled()) {
       await withClient(topology!.master.port, async (master) => {
         assert.equal(await master.hget(store.keys.task(record.handle).record, 'handle'), record.handle);
       });
+    });
+
+    it('asks the next Sentinel when the first one listed does not answer, and logs the one that did not', async (t) => {
+      // ioredis prints errors of connections nobody listens to; the store must listen to all.
+      const consoleErrors = t.mock.method(console, 'error', () => undefined);
+      // A second Sentinel of the same master, listed after a port where nothing listens.
+      const second = await RedisServerProcess.startSentinel(NAME, { host: '127.0.0.1', port: topology!.master.port }, SENTINEL_TIMING);
+      const nobody = await freePort();
+      const logs: string[] = [];
+      const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
+      const store = new RedisStore(redisConfig({ mode: 'sentinel', sentinels: [`127.0.0.1:${nobody}`, `127.0.0.1:${second.port}`], name: NAME, keyPrefix: `s${sequence++}:` }), { logger });
+      try {
+        await store.whenReady(5000);
+        // The failover detector subscribes to every Sentinel listed, the dead one included.
+        await eventually(async () => logs.some((line) => line.includes('a Sentinel is unreachable') && line.includes(`127.0.0.1:${nobody}`)), 5000, 'a warning naming the Sentinel that does not answer');
+        const printed = consoleErrors.mock.calls.map((call) => call.arguments.map(String).join(' '));
+        assert.deepEqual(printed.filter((line) => line.includes('Unhandled error event')), [], 'nothing printed past the log');
+        const record = taskRecord();
+        assert.equal(await store.createTask(record, 10), 'created');
+        await withClient(topology!.master.port, async (master) => {
+          assert.equal(await master.hget(store.keys.task(record.handle).record, 'handle'), record.handle, 'written on the master the second Sentinel named');
+        });
+      } finally {
+        await store.close();
+        await second.stop();
+      }
     });
 
     it('closes every connection it opened, its subscription to the Sentinel included', async () => {
