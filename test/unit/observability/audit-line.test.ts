@@ -54,6 +54,8 @@ describe('audit lines', () => {
     const audit = createAuditLog({ stdout: false } as never, { buffered: false, flushInterval: 250 }, () => undefined, sink as never);
     audit.record({ event: 'denied', allowed: false, reason: 'not_found', handle: 'x' });
     assert.equal(lines.length, 1);
-    assert.deepEqual(JSON.parse(lines[0]!), { ...JSON.parse(lines[0]!), log: 'audit', event: 'denied', allowed: false, reason: 'not_found', handle: 'x', msg: 'denied' });
+    const { time, ...rest } = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.match(String(time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.deepEqual(rest, { level: 30, log: 'audit', event: 'denied', allowed: false, reason: 'not_found', handle: 'x', msg: 'denied' });
   });
 });
