@@ -26,11 +26,36 @@ const SLACK_MS = 300;
 // within a second once it learns of the switch; the old master, left alone, is demoted by
 // Sentinel only some 10 s after a SENTINEL FAILOVER, so this bound tells the two apart.
 const FOLLOW_MS = 3000;
+/** Store settings for the failover tests: quick to give up on a lost master, and WAIT for the replica. */
+const FAILOVER_READY = { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } };
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server and redis-cli (to start a Sentinel, a master and a replica)', INSTALL_REDIS);
 } else {
   let sequence = 0;
+
+  /**
+   * A topology of its own for the describe this is called in (each one that fails a master
+   * over needs a fresh one), stopped after it with the stores opened on it.
+   */
+  const useTopology = (): { readonly topology: RedisSentinelProcesses; readonly open: RedisStore[] } => {
+    let started: RedisSentinelProcesses | undefined;
+    const open: RedisStore[] = [];
+    before(async () => {
+      started = await startRedisSentinel(NAME, SENTINEL_TIMING);
+    });
+    after(async () => {
+      await Promise.all(open.map((store) => store.close()));
+      await started?.stop();
+    });
+    return {
+      get topology() {
+        if (!started) throw new Error('the Sentinel topology is not started yet');
+        return started;
+      },
+      open,
+    };
+  };
 
   /** A store on the topology's Sentinel; `open`, if given, tracks it to be closed. */
   const storeOn = async (topology: RedisSentinelProcesses, open?: RedisStore[], overrides: Record<string, unknown> = {}, logs?: string[]): Promise<RedisStore> => {
@@ -48,24 +73,16 @@ if (!redisServerInstalled()) {
   };
 
   describe('Redis store behind Sentinel', () => {
-    let topology: RedisSentinelProcesses | undefined;
-    const open: RedisStore[] = [];
-    before(async () => {
-      topology = await startRedisSentinel(NAME, SENTINEL_TIMING);
-    });
-    after(async () => {
-      await Promise.all(open.map((store) => store.close()));
-      await topology?.stop();
-    });
+    const setup = useTopology();
 
     // The contract closes the stores it creates.
-    defineStoreContract('redis (sentinel)', { create: () => storeOn(topology!) });
+    defineStoreContract('redis (sentinel)', { create: () => storeOn(setup.topology) });
 
     it('connects to the master the Sentinel names, not to the replica', async () => {
-      const store = await storeOn(topology!, open);
+      const store = await storeOn(setup.topology, setup.open);
       const record = taskRecord();
       assert.equal(await store.createTask(record, 10), 'created');
-      await withClient(topology!.master.port, async (master) => {
+      await withClient(setup.topology.master.port, async (master) => {
         assert.equal(await master.hget(store.keys.task(record.handle).record, 'handle'), record.handle);
       });
     });
@@ -74,33 +91,32 @@ if (!redisServerInstalled()) {
       // ioredis prints errors of connections nobody listens to; the store must listen to all.
       const consoleErrors = t.mock.method(console, 'error', () => undefined);
       // A second Sentinel of the same master, listed after a port where nothing listens.
-      const second = await RedisServerProcess.startSentinel(NAME, { host: '127.0.0.1', port: topology!.master.port }, SENTINEL_TIMING);
+      const second = await RedisServerProcess.startSentinel(NAME, { host: '127.0.0.1', port: setup.topology.master.port }, SENTINEL_TIMING);
       const nobody = await freePort();
       const logs: string[] = [];
-      const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
-      const store = new RedisStore(redisConfig({ mode: 'sentinel', sentinels: [`127.0.0.1:${nobody}`, `127.0.0.1:${second.port}`], name: NAME, keyPrefix: `s${sequence++}:` }), { logger });
+      let store: RedisStore | undefined;
       try {
-        await store.whenReady(5000);
+        store = await storeOn(setup.topology, undefined, { sentinels: [`127.0.0.1:${nobody}`, `127.0.0.1:${second.port}`] }, logs);
         // The failover detector subscribes to every Sentinel listed, the dead one included.
         await eventually(async () => logs.some((line) => line.includes('a Sentinel is unreachable') && line.includes(`127.0.0.1:${nobody}`)), 5000, 'a warning naming the Sentinel that does not answer');
         const printed = consoleErrors.mock.calls.map((call) => call.arguments.map(String).join(' '));
         assert.deepEqual(printed.filter((line) => line.includes('Unhandled error event')), [], 'nothing printed past the log');
         const record = taskRecord();
         assert.equal(await store.createTask(record, 10), 'created');
-        await withClient(topology!.master.port, async (master) => {
-          assert.equal(await master.hget(store.keys.task(record.handle).record, 'handle'), record.handle, 'written on the master the second Sentinel named');
+        await withClient(setup.topology.master.port, async (master) => {
+          assert.equal(await master.hget(store!.keys.task(record.handle).record, 'handle'), record.handle, 'written on the master the second Sentinel named');
         });
       } finally {
-        await store.close();
+        await store?.close();
         await second.stop();
       }
     });
 
     it('closes every connection it opened, its subscription to the Sentinel included', async () => {
-      const sentinelPort = topology!.sentinel.port;
+      const sentinelPort = setup.topology.sentinel.port;
       const sockets = () => process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
       const baseline = { subscribers: await subscribersOf(sentinelPort), sockets: sockets() };
-      const store = await storeOn(topology!);
+      const store = await storeOn(setup.topology);
       try {
         await eventually(async () => (await subscribersOf(sentinelPort)) > baseline.subscribers, 5000, 'the store to subscribe to the Sentinel\'s failover announcements');
       } finally {
@@ -111,15 +127,15 @@ if (!redisServerInstalled()) {
     });
 
     it('follows SENTINEL FAILOVER to the promoted replica within seconds, with what it wrote before', async (t) => {
-      const { master, replica } = topology!;
+      const { master, replica } = setup.topology;
       const logs: string[] = [];
-      const store = await storeOn(topology!, open, { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } }, logs);
+      const store = await storeOn(setup.topology, setup.open, FAILOVER_READY, logs);
       const written = taskRecord();
       assert.equal(await store.createTask(written, 10), 'created');
       assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
 
-      await withClient(topology!.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
-      const switched = await untilMasterIs(topology!.sentinel.port, replica.port);
+      await withClient(setup.topology.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
+      const switched = await untilMasterIs(setup.topology.sentinel.port, replica.port);
 
       // Writes through the store must reach the new master: the old one is still up and, for
       // a while, still a master that takes writes it will throw away when it is demoted.
@@ -145,20 +161,12 @@ if (!redisServerInstalled()) {
   });
 
   describe('Redis store behind Sentinel when the master fails', () => {
-    let topology: RedisSentinelProcesses | undefined;
-    const open: RedisStore[] = [];
-    before(async () => {
-      topology = await startRedisSentinel(NAME, SENTINEL_TIMING);
-    });
-    after(async () => {
-      await Promise.all(open.map((store) => store.close()));
-      await topology?.stop();
-    });
+    const setup = useTopology();
 
     it('fails closed within commandTimeout while the master stalls, and serves from the promoted replica by itself', async (t) => {
-      const { master, replica } = topology!;
+      const { master, replica } = setup.topology;
       const logs: string[] = [];
-      const store = await storeOn(topology!, open, { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } }, logs);
+      const store = await storeOn(setup.topology, setup.open, FAILOVER_READY, logs);
       const written = taskRecord();
       assert.equal(await store.createTask(written, 10), 'created');
       assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
@@ -169,7 +177,7 @@ if (!redisServerInstalled()) {
       const stalledAt = Date.now();
       let calls = 0;
       let slowest = 0;
-      await withClient(topology!.sentinel.port, async (sentinel) => {
+      await withClient(setup.topology.sentinel.port, async (sentinel) => {
         while ((await masterPortOf(sentinel)) !== replica.port) {
           assert.ok(Date.now() - stalledAt < 15_000, 'Sentinel did not promote the replica within 15 s');
           const started = Date.now();
