@@ -7,13 +7,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { safeParse } from 'fast-content-type-parse';
 import Negotiator from 'negotiator';
 import { GatewayError } from '../errors.js';
+import { TtlMap } from '../store/ttl-map.js';
 
 const JSON_TYPE = 'application/json';
 const EVENT_STREAM_TYPE = 'text/event-stream';
 /** JSON is UTF-8 (RFC 8259); a body declared in another charset would be misread. */
 const UTF8_CHARSET = /^utf-?8$/i;
 const ACCEPT_CACHE_SIZE = 256;
-const acceptCache = new Map<string, ReadonlySet<string>>();
+const acceptCache = new TtlMap<ReadonlySet<string>>(ACCEPT_CACHE_SIZE);
 const NOTHING: ReadonlySet<string> = new Set();
 
 /** The parsed, lowercased media type, or '' when the header is absent or malformed. */
@@ -53,8 +54,7 @@ function explicitlyAccepted(headers: IncomingHttpHeaders): ReadonlySet<string> {
   // A client sends the same Accept on every request, so each distinct value is parsed once.
   // Bounded, oldest out: a client sending a new value each time only costs itself the parse.
   // Module-level on purpose: it memoizes a pure parse, so gateways in one process may share it.
-  if (acceptCache.size >= ACCEPT_CACHE_SIZE) acceptCache.delete(acceptCache.keys().next().value!);
-  acceptCache.set(accept, listed);
+  acceptCache.set(accept, listed, Infinity);
   return listed;
 }
 

@@ -4,6 +4,7 @@
  * the hash lets an operator join the two logs without the general log leaking the handle.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { TtlMap } from '../store/ttl-map.js';
 
 export type HandleHasher = (handle: string) => string;
 
@@ -11,14 +12,13 @@ export type HandleHasher = (handle: string) => string;
 const CACHED_HASHES = 10_000;
 
 export function createHandleHasher(salt: string = randomBytes(16).toString('base64url')): HandleHasher {
-  const recent = new Map<string, string>();
+  // Oldest first out; a handle seen again is simply hashed again after eviction.
+  const recent = new TtlMap<string>(CACHED_HASHES);
   return (handle) => {
     const known = recent.get(handle);
     if (known !== undefined) return known;
     const hash = createHash('sha256').update(salt).update('\u0000').update(handle).digest('base64url').slice(0, 12);
-    // Oldest first out; a handle seen again is simply hashed again after eviction.
-    if (recent.size >= CACHED_HASHES) recent.delete(recent.keys().next().value!);
-    recent.set(handle, hash);
+    recent.set(handle, hash, Infinity);
     return hash;
   };
 }

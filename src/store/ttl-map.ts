@@ -1,5 +1,6 @@
 /**
- * A bounded map whose entries expire. Hand-written rather than taken from lru-cache because
+ * A bounded map whose entries expire (or never do: a TTL of Infinity makes it a bounded memo,
+ * oldest out). Hand-written rather than taken from lru-cache because
  * the memory store needs exactly two things, a hard entry cap and per-entry deadlines, and a
  * Map's insertion order already gives oldest-first eviction in a dozen lines.
  */
