@@ -96,7 +96,7 @@ export class TaskObserver {
   /**
    * One audit event, built in one object literal: this runs for every task operation, and
    * spreading a shared base into each event cost more than writing it. Fields left undefined
-   * are left out of the line (pino skips them).
+   * are left out of the line (auditLine serialises with JSON.stringify).
    */
   private auditEvent(request: FastifyRequest, event: AuditEventName, allowed: boolean, reason: string | undefined, handle: string | undefined, status: string | undefined): AuditEvent {
     const tg = request.tg;

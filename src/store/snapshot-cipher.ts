@@ -14,8 +14,9 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 /** IVs are cut from a pool of random bytes refilled 256 at a time (as Node pools randomUUID). */
-const TAG_CHARS = 22; // 132 bits of base64url
 const IV_POOL_BYTES = IV_BYTES * 256;
+/** Length of a snapshot tag: 132 bits of base64url. */
+const TAG_CHARS = 22;
 
 export interface SnapshotKey {
   readonly id: string;
