@@ -4,8 +4,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { LEGACY_POST_HEADERS, initializeBody, readMessages, startGateway, startStack, testPolicy, type Stack } from './harness.js';
@@ -169,6 +169,27 @@ describe('forwarding', () => {
     assert.equal(stack.servers[0]!.stats.requests.at(-1)!.headers.expect, undefined);
   });
 
+  it('answers POST and GET on the route path with and without a trailing slash, as one route', async () => {
+    // POST has a route of its own beside @fastify/http-proxy's (GET, DELETE, the rest): both
+    // must match the same URLs.
+    const backend = stack.servers[0]!;
+    for (const path of [stack.gw.url, `${stack.gw.url}/`]) {
+      backend.stats.reset();
+      const sid = await initializeSession(path);
+      const res = await callEcho(path, sid, 9);
+      assert.equal(res.status, 200, `POST ${path}`);
+      assert.match(await res.text(), /hi 9/);
+      const stream = await request(path, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
+      assert.notEqual(stream.statusCode, 404, `GET ${path}`);
+      assert.notEqual(stream.statusCode, 405, `GET ${path}`);
+      await stream.body.destroy();
+      assert.ok(backend.stats.requests.some((r) => r.method === 'GET'), `GET ${path} reached the backend`);
+    }
+    const other = await request(`${stack.gw.url}/other`, { method: 'POST', headers: LEGACY_POST_HEADERS, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    assert.equal(other.statusCode, 404);
+    await other.body.dump();
+  });
+
   it('relays a JSON-RPC error body on a 4xx from the backend untouched', async () => {
     const sid = await initializeSession(stack.gw.url);
     const direct = await request(stack.servers[0]!.url, {
@@ -216,6 +237,49 @@ describe('instances and failures', () => {
       assert.equal(body.error.code, -31005);
     } finally {
       await gw.close();
+    }
+  });
+
+  it('answers 502 for a JSON reply over limits.maxResponseBytes and for one cut short, and stays up', async () => {
+    // A raw backend: the example server cannot send a reply this wrong.
+    const backend = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const id = (JSON.parse(body) as { id: number }).id;
+        if (id === 1) {
+          const text = JSON.stringify({ jsonrpc: '2.0', id, result: { pad: 'x'.repeat(4096) } });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+        } else if (id === 2) {
+          // Promises 1000 bytes, sends 20, and hangs up.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+          res.write('{"jsonrpc":"2.0","id"', () => res.socket?.destroy());
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: {} }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const port = (backend.address() as AddressInfo).port;
+    const gw = await startGateway(testPolicy([`http://127.0.0.1:${port}/mcp`], { limits: { maxResponseBytes: '1KiB' } }));
+    const call = async (id: number) => {
+      const res = await fetch(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }) });
+      return { status: res.status, body: (await res.json()) as { id: unknown; error?: { code: number; message: string } } };
+    };
+    try {
+      const tooLarge = await call(1);
+      assert.equal(tooLarge.status, 502);
+      assert.equal(tooLarge.body.id, 1);
+      assert.ok(tooLarge.body.error, 'a refusal, not the relayed reply');
+      const cutShort = await call(2);
+      assert.equal(cutShort.status, 502);
+      assert.equal(cutShort.body.id, 2);
+      const fine = await call(3);
+      assert.equal(fine.status, 200);
+      assert.deepEqual(fine.body, { jsonrpc: '2.0', id: 3, result: {} });
+    } finally {
+      await gw.close();
+      await new Promise((resolve) => backend.close(resolve));
     }
   });
 
