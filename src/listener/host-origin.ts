@@ -3,6 +3,7 @@
  * the gateway's Host, never the client's (WIRE-NOTES: conformance dns-rebinding-protection).
  */
 import { GatewayError } from '../errors.js';
+import { TtlMap } from '../store/ttl-map.js';
 
 export interface HostOriginPolicy {
   /** Lower-case hostnames (no port) accepted in the Host header. */
@@ -33,8 +34,24 @@ export function buildHostOriginPolicy(publicUrl: string, allowedHosts: readonly 
   };
 }
 
+/**
+ * Host header values seen lately and their hostnames (null: does not parse). A client sends
+ * the same Host on every request, and a URL parse costs a few µs of every request's CPU;
+ * clients choose the values, so the memo is capped (oldest out). Pure work, so gateways in
+ * one process may share it.
+ */
+const recentHosts = new TtlMap<string | null>(256);
+
 /** Hostname of a Host header value, without port; undefined when it does not parse. */
 export function hostnameOf(hostHeader: string): string | undefined {
+  const known = recentHosts.get(hostHeader);
+  if (known !== undefined) return known ?? undefined;
+  const hostname = parseHostname(hostHeader);
+  recentHosts.set(hostHeader, hostname ?? null, Infinity);
+  return hostname;
+}
+
+function parseHostname(hostHeader: string): string | undefined {
   try {
     // URL does the IPv6-literal and port parsing a hand-written split would get wrong.
     const url = new URL(`http://${hostHeader}`);

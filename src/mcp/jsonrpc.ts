@@ -41,6 +41,12 @@ export interface JsonRpcResponse {
   result?: unknown;
   error?: JsonRpcErrorObject;
   raw?: Record<string, unknown>;
+  /**
+   * `result` as JSON text, set by a hook that has just serialised it after its last change
+   * (a polled task, serialised once for its snapshot): serializeMessage uses it rather than
+   * serialising the result a second time.
+   */
+  resultText?: string;
 }
 
 export type McpMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
@@ -182,7 +188,16 @@ export function toJsonRpcObject(message: McpMessage): Record<string, unknown> {
 }
 
 export function serializeMessage(message: McpMessage): string {
+  if (message.kind === 'response' && message.resultText !== undefined && message.result !== undefined && onlyResponseKeys(message.raw)) {
+    return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${message.resultText}}`;
+  }
   return JSON.stringify(toJsonRpcObject(message));
+}
+
+/** Whether a response carries nothing but the members the short form above writes. */
+function onlyResponseKeys(raw: Record<string, unknown> | undefined): boolean {
+  for (const key in raw) if (key !== 'jsonrpc' && key !== 'id' && key !== 'result') return false;
+  return true;
 }
 
 export function serializeMessages(messages: readonly McpMessage[], batch: boolean): string {

@@ -98,7 +98,10 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   // A poll that ends the task (or revives it) or moves its lifetime also moves the owner's
   // live count and the expiry index, one more step on a shared store.
   const movesIndexes = isTerminalStatus(record.status) !== isTerminalStatus(updated.status) || record.expiresAt !== updated.expiresAt;
-  const written = deps.store.recordPoll(record, patch, JSON.stringify(result), request.tg.snapshotTag);
+  const snapshot = JSON.stringify(result);
+  // The client gets the same text the snapshot holds: the result is not serialised twice.
+  response.resultText = snapshot;
+  const written = deps.store.recordPoll(record, patch, snapshot, request.tg.snapshotTag);
   if (delivered || movesIndexes) {
     // Once or twice per task, and these must hold before the client hears of them: a task
     // the client is told has ended no longer counts against its owner's limit, and the

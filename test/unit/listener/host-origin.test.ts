@@ -22,6 +22,15 @@ describe('Host and Origin checks', () => {
     assert.equal(hostnameOf(''), undefined);
   });
 
+  it('answers the same for a Host seen before, refused ones included, and past its memo cap', () => {
+    const values = ['Example.COM:8443', '[::1]:9000', 'a.example/path', 'user@a.example', ''];
+    const first = values.map(hostnameOf);
+    // Far more distinct values than the memo holds: the early ones fall out and are parsed again.
+    for (let i = 0; i < 1000; i++) assert.equal(hostnameOf(`h${i}.example:${i}`), `h${i}.example`);
+    assert.deepEqual(values.map(hostnameOf), first);
+    assert.deepEqual(values.map(hostnameOf), ['example.com', '::1', undefined, undefined, undefined]);
+  });
+
   it('accepts only the publicUrl host by default, with any port', () => {
     const policy = buildHostOriginPolicy('https://mcp.example.com', [], []);
     assert.equal(verdict(policy, 'mcp.example.com'), 'ok');

@@ -137,6 +137,17 @@ describe('serializeMessage', () => {
     assert.equal(serializeMessage(rewritten), '{"jsonrpc":"2.0","id":9,"result":{"b":2},"extra":true}');
   });
 
+  it('uses a response\'s resultText for its result, and only when the response has no other members', () => {
+    const [plain] = parseJsonRpcBody('{"result":{"a":1},"id":"r","jsonrpc":"2.0"}').messages as [McpMessage & { kind: 'response' }];
+    const full = serializeMessage(plain);
+    plain.resultText = '{"a": 1}';
+    assert.equal(serializeMessage(plain), '{"jsonrpc":"2.0","id":"r","result":{"a": 1}}');
+    assert.deepEqual(JSON.parse(serializeMessage(plain)), JSON.parse(full));
+    const [extra] = parseJsonRpcBody('{"jsonrpc":"2.0","id":1,"result":{"a":1},"vendor":true}').messages as [McpMessage & { kind: 'response' }];
+    extra.resultText = '{"a": 1}';
+    assert.equal(serializeMessage(extra), '{"jsonrpc":"2.0","id":1,"result":{"a":1},"vendor":true}', 'a member the short form would drop is kept');
+  });
+
   it('drops members that do not belong to the new kind', () => {
     const [message] = parseJsonRpcBody('{"jsonrpc":"2.0","id":5,"method":"m","params":{},"extra":1}').messages;
     const response: McpMessage = { kind: 'response', id: 5, error: { code: -1, message: 'no' }, raw: message?.raw };
