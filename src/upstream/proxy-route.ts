@@ -1,7 +1,8 @@
 /**
  * One MCP route: the listener checks and the auth stage on request, the mcp and routing
- * stages as a preHandler, and the `upstream` stage: undici's request API for JSON-RPC POSTs
- * (forwardBody), @fastify/http-proxy (reply-from over undici) for everything else. Responses
+ * stages as a preHandler, and the `upstream` stage: a POST route of our own and undici's
+ * request API for JSON-RPC POSTs (forwardBody), @fastify/http-proxy's routes (reply-from over
+ * undici) for everything else. Responses
  * come back through relayResponse, where event streams pass through the SSE tap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -93,9 +94,9 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
     const endpoints = new Map(route.pool.instances.map((instance) => [instance.url, new URL(instance.url)]));
 
     /**
-     * A request whose body the gateway holds (a JSON-RPC POST, parsed by the mcp stage) goes
-     * to the upstream with undici's request API directly. reply-from's way there (and
-     * @fastify/http-proxy's handler before it) resolves and validates a destination URL the
+     * A request whose body the gateway holds (a JSON-RPC POST, parsed by the mcp stage; every
+     * POST reaches the upstream this way) goes to the upstream with undici's request API
+     * directly. reply-from's way there resolves and validates a destination URL the
      * gateway already chose and copies headers it then rewrites: several µs per request on
      * the path every task operation takes. What reply-from does that matters is done here the
      * same way: hop-by-hop and Connection-listed headers dropped, Host set to the upstream,
