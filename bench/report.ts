@@ -135,7 +135,9 @@ export function tableRows(cells: CellSummary[], scenarioOrder: readonly Scenario
           range(cell.p50Us),
           fmt(cell.p90Us.median),
           range(cell.p99Us),
-          range(cell.proxyCpuUsPerRequest),
+          // The floor row has no proxy: it shows what the backend itself (a bare node:http
+          // server reading, parsing and answering) spent per request.
+          cell.proxyCpuUsPerRequest === null && cell.target === 'direct' ? `backend ${range(cell.backendCpuUsPerRequest)}` : range(cell.proxyCpuUsPerRequest),
           String(cell.upstreamPerRequest),
           cell.errors ? `${cell.errors}/${cell.requests}` : '0',
         ]);

@@ -149,6 +149,7 @@ async function main(): Promise<void> {
   const pinning = detectPinning();
   const load = chooseLoadTool();
   log(`${mode} run: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${load.label}; ${pinning.note}`);
+  if (process.env.BENCH_POLICY_PATCH) log(`policy patched by BENCH_POLICY_PATCH: ${process.env.BENCH_POLICY_PATCH} (not written to docs)`);
 
   const issuer = await startIssuer();
   running.push({ stop: () => issuer.close() });
@@ -229,7 +230,8 @@ async function main(): Promise<void> {
   };
   const dir = args.out ?? join(REPO_ROOT, 'bench', 'results');
   const base = mode === 'full' ? 'latest' : mode;
-  const written = writeOutputs(report, dir, base, mode === 'full' && !args.out && !args['no-docs']);
+  // A run on a patched policy measures another gateway: it never lands in docs/benchmarks.md.
+  const written = writeOutputs(report, dir, base, mode === 'full' && !args.out && !args['no-docs'] && !process.env.BENCH_POLICY_PATCH);
   printSummary(report);
   log(`wrote ${written.join(', ')}`);
 }

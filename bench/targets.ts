@@ -59,7 +59,7 @@ export interface TaskgatePolicyOptions {
  * evaluated on every request, so their cost is measured).
  */
 export function taskgatePolicy(options: TaskgatePolicyOptions): string {
-  return JSON.stringify({
+  return JSON.stringify(patchPolicy({
     listen: { host: '127.0.0.1', port: 0 },
     admin: { host: '127.0.0.1', port: 0 },
     publicUrl: 'http://127.0.0.1',
@@ -74,7 +74,20 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
     },
     ...(options.store ? { store: options.store } : {}),
     logging: { level: 'info' },
-  });
+  }));
+}
+
+/**
+ * BENCH_POLICY_PATCH (a JSON object) replaces whole top-level sections of the policy: for
+ * finding what one part costs (`{"logging":{"level":"warn"}}` takes the per-request log line
+ * away, `{"auth":{"mode":"none"}}` the token check). A patched run measures another gateway,
+ * so its numbers never go into docs/benchmarks.md.
+ */
+export function patchPolicy(policy: Record<string, unknown>, patchText = process.env.BENCH_POLICY_PATCH): Record<string, unknown> {
+  if (!patchText) return policy;
+  const patch: unknown = JSON.parse(patchText);
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new Error(`BENCH_POLICY_PATCH must be a JSON object, not ${patchText}`);
+  return { ...policy, ...patch };
 }
 
 /** Why a policy does not validate, or undefined when it does. */

@@ -76,3 +76,19 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+test('BENCH_POLICY_PATCH replaces whole sections, and the patched policies the docs name validate', async () => {
+  const { patchPolicy, policyProblem, taskgatePolicy } = await import('../../bench/targets.js');
+  // Only the issuer's two URLs go into the policy; it is never asked for a token here.
+  const issuer = { issuer: 'https://issuer.invalid', jwksUri: 'https://issuer.invalid/jwks', mint: () => Promise.resolve(''), close: () => Promise.resolve() };
+  const base = JSON.parse(taskgatePolicy({ backendUrl: 'http://127.0.0.1:1', issuer })) as Record<string, unknown>;
+  assert.equal(policyProblem(JSON.stringify(base)), undefined);
+  assert.deepEqual(patchPolicy(base, undefined), base);
+  const none = patchPolicy(base, '{"auth":{"mode":"none"}}');
+  assert.deepEqual(none.auth, { mode: 'none' }, 'the issuers of the section it replaces are gone');
+  assert.deepEqual(none.routes, base.routes, 'sections the patch does not name are kept');
+  for (const patch of ['{"auth":{"mode":"none"}}', '{"logging":{"level":"warn"}}', '{"audit":{"stdout":false}}']) {
+    assert.equal(policyProblem(JSON.stringify(patchPolicy(base, patch))), undefined, patch);
+  }
+  assert.throws(() => patchPolicy(base, '[1]'), /must be a JSON object/);
+});
