@@ -22,7 +22,8 @@ import { startIssuer } from './jwks.js';
 import { planLoad } from './load.js';
 import { hasCommand } from './nginx.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
-import { isSkipped, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
+import { gitRevision, isSkipped, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
+import { describeMachine } from './machine.js';
 
 interface ProfileNode {
   id: number;
@@ -43,6 +44,15 @@ const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
 if (!['taskgate-memory', 'taskgate-redis', 'fastify'].includes(args.target)) throw new Error(`--target is taskgate-memory, taskgate-redis or fastify, not ${args.target}`);
 const passthrough = args.target === 'fastify';
+
+/**
+ * What a stored profile measured: the revision, the machine, when. Read at start, before the
+ * harness pins itself to the load core (which would make the machine look one core wide).
+ */
+const PROVENANCE = (() => {
+  const machine = describeMachine();
+  return `Revision ${gitRevision()}; ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${new Date().toISOString()}.`;
+})();
 
 /** Where a function lives, short: src/tasks/handle.ts, node_modules/fastify, node:internal … */
 function area(url: string, name: string): string {
@@ -130,6 +140,8 @@ async function countSyscalls(pid: number, dir: string, load: () => Promise<{ req
   return [
     `### System calls of ${args.target}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (strace -c, which slows the target)`,
     '',
+    PROVENANCE,
+    '',
     `${requests} requests; ${(total / requests).toFixed(2)} system calls per request.`,
     '',
     '| calls/request | syscall |',
@@ -172,6 +184,8 @@ async function main(): Promise<void> {
     const cpuUs = after.userUs + after.systemUs - before.userUs - before.systemUs;
     const header = [
       `### Profile of ${args.target}: ${SCENARIOS[scenario].title}, ${args.connections} connections, ${args.seconds} s (${tool})`,
+      '',
+      PROVENANCE,
       '',
       `${load.requests} requests at ${load.rps.toFixed(0)}/s; ${args.target} used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
       '',
