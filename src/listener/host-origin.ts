@@ -36,14 +36,17 @@ export function buildHostOriginPolicy(publicUrl: string, allowedHosts: readonly 
 
 /**
  * Host header values seen lately and their hostnames (null: does not parse). A client sends
- * the same Host on every request, and a URL parse costs a few µs of every request's CPU;
- * clients choose the values, so the memo is capped (oldest out). Pure work, so gateways in
- * one process may share it.
+ * the same Host on every request, and a URL parse costs a few µs of every request's CPU.
+ * Clients choose the values, so the memo is capped in entries (oldest out) and only holds
+ * values no longer than a DNS name and a port: at most 256 × 300 characters. Pure work, so
+ * gateways in one process may share it.
  */
 const recentHosts = new TtlMap<string | null>(256);
+const MEMO_HOST_LENGTH = 300;
 
 /** Hostname of a Host header value, without port; undefined when it does not parse. */
 export function hostnameOf(hostHeader: string): string | undefined {
+  if (hostHeader.length > MEMO_HOST_LENGTH) return parseHostname(hostHeader);
   const known = recentHosts.get(hostHeader);
   if (known !== undefined) return known ?? undefined;
   const hostname = parseHostname(hostHeader);

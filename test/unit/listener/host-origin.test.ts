@@ -29,6 +29,10 @@ describe('Host and Origin checks', () => {
     for (let i = 0; i < 1000; i++) assert.equal(hostnameOf(`h${i}.example:${i}`), `h${i}.example`);
     assert.deepEqual(values.map(hostnameOf), first);
     assert.deepEqual(values.map(hostnameOf), ['example.com', '::1', undefined, undefined, undefined]);
+    // Too long to be remembered, still answered.
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.${'e'.repeat(60)}.example:8443`;
+    assert.equal(hostnameOf(long), long.slice(0, -5));
+    assert.equal(hostnameOf(long), long.slice(0, -5));
   });
 
   it('accepts only the publicUrl host by default, with any port', () => {
