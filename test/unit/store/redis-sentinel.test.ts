@@ -13,6 +13,7 @@ import pino from 'pino';
 import { describeError } from '../../../src/errors.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
+import type { TaskRecord } from '../../../src/tasks/task-record.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
 import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, type RedisSentinelProcesses } from './redis-servers.js';
 
@@ -72,6 +73,19 @@ if (!redisServerInstalled()) {
     return store;
   };
 
+  /**
+   * A failover-ready store on the topology holding one task, written and acknowledged by the
+   * replica (WAIT): what each failover test then expects to survive.
+   */
+  const storeHoldingATask = async (setup: ReturnType<typeof useTopology>): Promise<{ store: RedisStore; written: TaskRecord }> => {
+    const logs: string[] = [];
+    const store = await storeOn(setup.topology, setup.open, FAILOVER_READY, logs);
+    const written = taskRecord();
+    assert.equal(await store.createTask(written, 10), 'created');
+    assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
+    return { store, written };
+  };
+
   describe('Redis store behind Sentinel', () => {
     const setup = useTopology();
 
@@ -128,11 +142,7 @@ if (!redisServerInstalled()) {
 
     it('follows SENTINEL FAILOVER to the promoted replica within seconds, with what it wrote before', async (t) => {
       const { master, replica } = setup.topology;
-      const logs: string[] = [];
-      const store = await storeOn(setup.topology, setup.open, FAILOVER_READY, logs);
-      const written = taskRecord();
-      assert.equal(await store.createTask(written, 10), 'created');
-      assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
+      const { store, written } = await storeHoldingATask(setup);
 
       await withClient(setup.topology.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
       const switched = await untilMasterIs(setup.topology.sentinel.port, replica.port);
@@ -165,11 +175,7 @@ if (!redisServerInstalled()) {
 
     it('fails closed within commandTimeout while the master stalls, and serves from the promoted replica by itself', async (t) => {
       const { master, replica } = setup.topology;
-      const logs: string[] = [];
-      const store = await storeOn(setup.topology, setup.open, FAILOVER_READY, logs);
-      const written = taskRecord();
-      assert.equal(await store.createTask(written, 10), 'created');
-      assert.deepEqual(logs, [], 'the replica acknowledged the record (WAIT)');
+      const { store, written } = await storeHoldingATask(setup);
 
       // SIGSTOP: the master's port still accepts connections but nothing answers, until
       // Sentinel gives up on it (down-after 1 s) and promotes the replica.
