@@ -10,10 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
-import { describeError } from '../../../src/errors.js';
 import { scopeOf, taskRecord } from './store-contract.js';
-import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { eventually, INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
 
 const COMMAND_TIMEOUT_MS = 200;
 // Scheduling slack on a loaded CI machine; the point is "about commandTimeout", not seconds.
@@ -102,21 +100,6 @@ if (!redisServerInstalled()) {
       assert.deepEqual(await store.getTask(record.handle), record);
     });
   });
-}
-
-function isStoreUnavailable(error: unknown): boolean {
-  assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
-  assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
-  assert.equal(error.httpStatus, describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
-  return true;
-}
-
-async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, 'condition not reached in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** The collector, so heap sizes are compared after collection, not before it. */

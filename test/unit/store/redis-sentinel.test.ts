@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import pino from 'pino';
-import { describeError } from '../../../src/errors.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import type { TaskRecord } from '../../../src/tasks/task-record.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
-import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, type RedisSentinelProcesses } from './redis-servers.js';
+import {
+  eventually, freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs,
+  withClient, type RedisSentinelProcesses,
+} from './redis-servers.js';
 
 const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.
@@ -145,7 +145,7 @@ if (!redisServerInstalled()) {
       const { store, written } = await storeHoldingATask(setup);
 
       await withClient(setup.topology.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
-      const switched = await untilMasterIs(setup.topology.sentinel.port, replica.port);
+      const switched = await untilMasterIs(setup.topology.sentinel.port, NAME, replica.port);
 
       // Writes through the store must reach the new master: the old one is still up and, for
       // a while, still a master that takes writes it will throw away when it is demoted.
@@ -184,7 +184,7 @@ if (!redisServerInstalled()) {
       let calls = 0;
       let slowest = 0;
       await withClient(setup.topology.sentinel.port, async (sentinel) => {
-        while ((await masterPortOf(sentinel)) !== replica.port) {
+        while ((await masterPortOf(sentinel, NAME)) !== replica.port) {
           assert.ok(Date.now() - stalledAt < 15_000, 'Sentinel did not promote the replica within 15 s');
           const started = Date.now();
           await assert.rejects(store.getTask(written.handle), isStoreUnavailable);
@@ -212,44 +212,8 @@ if (!redisServerInstalled()) {
 }
 
 /** Runs `use` with a plain connection to the server on `port`, closed afterwards. */
-async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 1000 });
-  try {
-    await client.connect();
-    return await use(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
-async function masterPortOf(sentinel: Redis): Promise<number | undefined> {
-  const reply = (await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as [string, string] | null;
-  return reply ? Number(reply[1]) : undefined;
-}
-
 /** Clients subscribed to something on the Sentinel on `port`. */
 async function subscribersOf(port: number): Promise<number> {
   const list = await withClient(port, (sentinel) => sentinel.call('CLIENT', 'LIST') as Promise<string>);
   return list.split('\n').filter((line) => / sub=[1-9]/.test(line)).length;
-}
-
-/** Waits until the Sentinel names the server on `port` as the master; returns when it did. */
-async function untilMasterIs(sentinelPort: number, port: number): Promise<number> {
-  await withClient(sentinelPort, (sentinel) => eventually(async () => (await masterPortOf(sentinel)) === port, 15_000, `Sentinel to name port ${port} the master`));
-  return Date.now();
-}
-
-function isStoreUnavailable(error: unknown): boolean {
-  assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
-  assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
-  assert.equal(error.httpStatus, describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
-  return true;
-}
-
-async function eventually(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }

@@ -11,7 +11,10 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import { Redis } from 'ioredis';
 import { redisStoreSchema, type RedisStoreConfig } from '../../../src/config/sections/store.js';
+import { describeError } from '../../../src/errors.js';
+import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 
 export const SHARED_REDIS = { host: '127.0.0.1', port: 6379 };
 export const SNAPSHOT_KEY_1 = { id: 'k1', key: Buffer.alloc(32, 1).toString('base64') };
@@ -78,14 +81,6 @@ export async function freePort(): Promise<number> {
   throw new Error('no free port pair found');
 }
 
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /**
  * The redis-servers still running. Should the test process exit without stopping one (a
  * crash, a cancelled run), it is killed on the way out rather than left behind.
@@ -149,7 +144,7 @@ export class RedisServerProcess {
     child.once('exit', () => running.delete(child));
     const server = new RedisServerProcess(port, child, dir);
     try {
-      await until(() => answersPing(port), `redis-server on port ${port}`);
+      await eventually(() => answersPing(port), 10_000, `redis-server on port ${port}`);
     } catch (error) {
       await server.stop();
       throw error;
@@ -203,7 +198,7 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterProcesses
     const [code] = (await once(create, 'exit')) as [number | null];
     if (code !== 0) throw new Error(`redis-cli --cluster create exited with ${code}`);
     for (const server of servers) {
-      await until(async () => clusterStateOk(server.port), `cluster_state:ok on port ${server.port}`);
+      await eventually(async () => clusterStateOk(server.port), 10_000, `cluster_state:ok on port ${server.port}`);
     }
     return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), stop };
   } catch (error) {
@@ -243,10 +238,10 @@ export async function startRedisSentinel(name: string, timing: { downAfterMs: nu
     servers.push(master);
     const replica = await RedisServerProcess.start(undefined, ['--replicaof', '127.0.0.1', String(master.port)]);
     servers.push(replica);
-    await until(async () => replicaAcknowledges(master.port), `the replica on port ${replica.port} to acknowledge writes`);
+    await eventually(async () => replicaAcknowledges(master.port), 10_000, `the replica on port ${replica.port} to acknowledge writes`);
     const sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: master.port }, timing);
     servers.push(sentinel);
-    await until(async () => sentinelSeesReplica(sentinel.port, name, replica.port), `the sentinel to discover the replica on port ${replica.port}`);
+    await eventually(async () => sentinelSeesReplica(sentinel.port, name, replica.port), 10_000, `the sentinel to discover the replica on port ${replica.port}`);
     return { name, master, replica, sentinel, sentinels: [`127.0.0.1:${sentinel.port}`], stop };
   } catch (error) {
     await stop();
@@ -258,16 +253,56 @@ export async function startRedisSentinel(name: string, timing: { downAfterMs: nu
  * A write on the master reaches a replica (WAIT). The master lists a replica as online before
  * it has loaded the initial sync; only then does it acknowledge writes.
  */
-function replicaAcknowledges(masterPort: number): boolean {
+export function replicaAcknowledges(masterPort: number): boolean {
   const input = 'SET taskgate-sync-probe 1\nWAIT 1 100\nDEL taskgate-sync-probe\n';
   const replies = spawnSync('redis-cli', ['-p', String(masterPort)], { input, encoding: 'utf8' }).stdout.trim().split('\n');
   return replies[1] === '1';
 }
 
 /** The Sentinel lists the replica as a replica, connected and not down. */
-function sentinelSeesReplica(sentinelPort: number, name: string, replicaPort: number): boolean {
+export function sentinelSeesReplica(sentinelPort: number, name: string, replicaPort: number): boolean {
   const lines = spawnSync('redis-cli', ['-p', String(sentinelPort), 'sentinel', 'replicas', name], { encoding: 'utf8' }).stdout.trim().split('\n');
   const fields = new Map<string, string>();
   for (let i = 0; i + 1 < lines.length; i += 2) fields.set(lines[i]!, lines[i + 1]!);
   return fields.get('port') === String(replicaPort) && fields.get('flags') === 'slave' && fields.get('role-reported') === 'slave';
+}
+
+/** Polls `condition` every 25 ms until it holds; fails the test after `timeoutMs`. */
+export async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'a condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A plain ioredis client on the loopback `port` for the length of `use` (no retries). */
+export async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 1000 });
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The port a Sentinel names as the master of `name`; undefined when it names none. */
+export async function masterPortOf(sentinel: Redis, name: string): Promise<number | undefined> {
+  const reply = (await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as [string, string] | null;
+  return reply ? Number(reply[1]) : undefined;
+}
+
+/** Waits until the Sentinel on `sentinelPort` names `port` the master of `name`; returns when it did. */
+export async function untilMasterIs(sentinelPort: number, name: string, port: number): Promise<number> {
+  await withClient(sentinelPort, (sentinel) => eventually(async () => (await masterPortOf(sentinel, name)) === port, 15_000, `Sentinel to name port ${port} the master`));
+  return Date.now();
+}
+
+/** An assert.rejects predicate: the store failed closed with the catalogue's error. */
+export function isStoreUnavailable(error: unknown): boolean {
+  assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
+  assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
+  assert.equal(error.httpStatus, describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
+  return true;
 }

@@ -13,7 +13,10 @@ import { after, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
-import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import {
+  eventually, freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica,
+  untilMasterIs, withClient,
+} from './redis-servers.js';
 
 /** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
 const REFUSED_WITHIN_MS = 1500;
@@ -115,6 +118,63 @@ if (!redisServerInstalled() || !opensslInstalled) {
         // The store first: its failover detector would otherwise see the Sentinel go away.
         await store.close();
         await sentinel.stop();
+      }
+    });
+
+    it('follows a failover from a master to a replica, all over TLS, with what it wrote before', async (t) => {
+      // A master and a replica of it, each with a TLS port; the replica replicates over TLS and
+      // so announces its TLS port, which is what the Sentinel names once it has promoted it.
+      const tls = ['--tls-cert-file', certs.cert, '--tls-key-file', certs.key, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no'];
+      const masterTls = await freePort();
+      const replicaTls = await freePort();
+      const master = await RedisServerProcess.start(undefined, ['--tls-port', String(masterTls), ...tls, '--repl-diskless-sync-delay', '0']);
+      const replica = await RedisServerProcess.start(undefined, ['--tls-port', String(replicaTls), ...tls, '--tls-replication', 'yes', '--replicaof', '127.0.0.1', String(masterTls)]);
+      const name = 'tlsfailover';
+      const sentinelTls = await freePort();
+      let sentinel: RedisServerProcess | undefined;
+      let store: RedisStore | undefined;
+      try {
+        await eventually(async () => replicaAcknowledges(master.port), 10_000, 'the replica to acknowledge writes over TLS');
+        const tlsLines = [`tls-port ${sentinelTls}`, `tls-cert-file ${certs.cert}`, `tls-key-file ${certs.key}`, `tls-ca-cert-file ${certs.ca}`, 'tls-auth-clients no', 'tls-replication yes'];
+        sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: masterTls }, { downAfterMs: 1000, failoverTimeoutMs: 5000 }, tlsLines);
+        const sentinelPort = sentinel.port;
+        await eventually(async () => sentinelSeesReplica(sentinelPort, name, replicaTls), 10_000, 'the Sentinel to discover the replica by its TLS port');
+
+        store = new RedisStore(
+          redisConfig({
+            mode: 'sentinel',
+            sentinels: [`127.0.0.1:${sentinelTls}`],
+            name,
+            tls: { ca: certs.ca },
+            keyPrefix: `tls${sequence++}:`,
+            commandTimeout: '300ms',
+            connectTimeout: '500ms',
+            waitReplicas: { replicas: 1, timeout: '200ms' },
+          }),
+        );
+        await store.whenReady(5000);
+        const written = taskRecord();
+        assert.equal(await store.createTask(written, 10), 'created');
+
+        await withClient(sentinelPort, (client) => client.call('SENTINEL', 'FAILOVER', name));
+        const switched = await untilMasterIs(sentinelPort, name, replicaTls);
+        let probes = 0;
+        const follower = store;
+        // Checked on the promoted server's plain port: the write landed there, over TLS.
+        await withClient(replica.port, (promoted) =>
+          eventually(async () => {
+            const probe = taskRecord({ owner: `probe-${probes++}` });
+            if ((await follower.createTask(probe, 10).catch(() => 'failed')) !== 'created') return false;
+            return (await promoted.exists(follower.keys.task(probe.handle).record)) === 1;
+          }, 5000, 'a task created through the store to land on the promoted replica'),
+        );
+        t.diagnostic(`over TLS, writes reached the promoted replica ${Date.now() - switched}ms after Sentinel named it`);
+        assert.deepEqual(await store.getTask(written.handle), written, 'the task written before the failover survived it');
+      } finally {
+        await store?.close();
+        await sentinel?.stop();
+        await replica.stop();
+        await master.stop();
       }
     });
   });
