@@ -33,15 +33,14 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   if (response.error) {
     // Backend errors about a task may quote its id, in the message or the data; the client
     // only knows the handle. (Error paths are rare, so a round trip through JSON is fine.)
-    if (record) {
-      const swap = (text: string) => text.split(record.upstreamTaskId).join(record.handle);
-      response.error.message = swap(response.error.message);
-      if (response.error.data !== undefined) response.error.data = JSON.parse(swap(JSON.stringify(response.error.data))) as unknown;
-    }
+    if (!record) return undefined;
+    const swap = (text: string) => text.split(record.upstreamTaskId).join(record.handle);
+    response.error.message = swap(response.error.message);
+    if (response.error.data !== undefined) response.error.data = JSON.parse(swap(JSON.stringify(response.error.data))) as unknown;
     return response;
   }
   const result = response.result;
-  if (!isObject(result)) return response;
+  if (!isObject(result)) return undefined;
 
   if (method === 'initialize') {
     advertiseTaskList(result, deps.authEnabled);
@@ -60,16 +59,16 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
     }
     if (method === 'tasks/get') return presentPolledTask(deps, request, response, result, record);
     if (method === 'tasks/result') {
-      await rewriteRelatedTask(deps, request, result, record);
+      const changed = await rewriteRelatedTask(deps, request, result, record);
       await forgetIfReadOnce(deps, record);
-      return response;
+      return changed ? response : undefined;
     }
     if (era === 'modern') result.resultType ??= 'complete'; // update and cancel acks
     if (method === 'tasks/update' || method === 'tasks/cancel') await deps.store.invalidatePoll(record.handle);
     return response;
   }
-  await rewriteRelatedTask(deps, request, result, record);
-  return response;
+  // Most replies (every plain tools/call) carry no task: relayed as the bytes they came as.
+  return (await rewriteRelatedTask(deps, request, result, record)) ? response : undefined;
 }
 
 /** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
@@ -159,9 +158,9 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
 
 /** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
 async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
-  if (isObject(message.params)) await rewriteRelatedTask(deps, request, message.params, request.tg.task);
+  const changed = isObject(message.params) && (await rewriteRelatedTask(deps, request, message.params, request.tg.task));
   const tg = request.tg;
-  if (!tg.instance) return message;
+  if (!tg.instance) return changed ? message : undefined;
   const id = mintServerRequestId();
   await deps.store.putServerRequest(
     id,
@@ -173,7 +172,7 @@ async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, mes
 }
 
 async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, message: JsonRpcNotification): Promise<MessageRewrite> {
-  if (!isObject(message.params)) return message;
+  if (!isObject(message.params)) return undefined;
   if (message.method === 'notifications/tasks/status' || message.method === 'notifications/tasks') {
     const era = message.method === 'notifications/tasks' ? 'modern' : 'legacy';
     const fields = readTask(message.params, era);
@@ -184,20 +183,29 @@ async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, mess
     presentTask(message.params, updated, deps.policy.statusMessageMaxLength);
     return message;
   }
-  await rewriteRelatedTask(deps, request, message.params, request.tg.task);
-  return message;
+  // Progress and other notifications with no task in them go on as the bytes they came as.
+  return (await rewriteRelatedTask(deps, request, message.params, request.tg.task)) ? message : undefined;
 }
 
-/** `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed. */
-async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<void> {
+/**
+ * `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed.
+ * True when the holder changed; false when it has no related task (nothing to rewrite).
+ */
+async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<boolean> {
   const meta = holder._meta;
-  if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return;
+  if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return false;
   const related = meta[RELATED_TASK];
   const upstreamId = related.taskId;
-  if (typeof upstreamId !== 'string') return;
+  // Not a string: not an id the gateway could have minted a handle for; removed all the same,
+  // as an id the client cannot use.
+  if (typeof upstreamId !== 'string') {
+    delete meta[RELATED_TASK];
+    return true;
+  }
   const handle = known?.upstreamTaskId === upstreamId ? known.handle : (await recordOfUpstreamTask(deps, request, upstreamId))?.handle;
   if (handle) related.taskId = handle;
   else delete meta[RELATED_TASK];
+  return true;
 }
 
 async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {

@@ -57,6 +57,47 @@ describe('task response rewriting', () => {
     await store.close();
   });
 
+  describe('messages with no task in them are left as they came (relayed as their bytes)', () => {
+    const RELATED = 'io.modelcontextprotocol/related-task';
+    const setup = async () => {
+      const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
+      const record = taskRecord({ upstreamTaskId: 'backend-9c1d' });
+      await store.createTask(record, 10);
+      const request = {
+        tg: {
+          route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
+          abort: new ClientAbort(),
+          instance: { url: record.instance },
+          mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 3, method: 'tools/call', params: {} } },
+        },
+      } as unknown as FastifyRequest;
+      return { store, record, hook: createTaskResponseHook(depsWith(store), request) };
+    };
+
+    it('a plain tools/call result, an error without a task, a progress notification', async () => {
+      const { store, hook } = await setup();
+      assert.equal(await hook({ kind: 'response', id: 3, result: { content: [{ type: 'text', text: 'hi' }] } }), undefined);
+      assert.equal(await hook({ kind: 'response', id: 3, result: 'not an object' }), undefined);
+      assert.equal(await hook({ kind: 'response', id: 3, error: { code: -32603, message: 'boom' } }), undefined);
+      assert.equal(await hook({ kind: 'notification', method: 'notifications/progress', params: { progressToken: 1, progress: 0.5 } }), undefined);
+      assert.equal(await hook({ kind: 'notification', method: 'notifications/message', params: { _meta: { other: true }, level: 'info', data: 'x' } }), undefined);
+      await store.close();
+    });
+
+    it('but a related task is rewritten to its handle, and one the gateway does not hold (or not a string id) is removed', async () => {
+      const { store, record, hook } = await setup();
+      const known = await hook({ kind: 'notification', method: 'notifications/message', params: { _meta: { [RELATED]: { taskId: 'backend-9c1d' } }, level: 'info', data: 'x' } });
+      assert.ok(known && known.kind === 'notification');
+      assert.deepEqual((known.params as { _meta: unknown })._meta, { [RELATED]: { taskId: record.handle } });
+      for (const taskId of ['backend-unknown', 42]) {
+        const dropped = await hook({ kind: 'response', id: 3, result: { content: [], _meta: { [RELATED]: { taskId }, kept: 1 } } });
+        assert.ok(dropped && dropped.kind === 'response', String(taskId));
+        assert.deepEqual((dropped.result as { _meta: unknown })._meta, { kept: 1 }, `a backend id (${String(taskId)}) must not reach the client`);
+      }
+      await store.close();
+    });
+  });
+
   describe('the write-back of a forwarded tasks/get', () => {
     /** A memory store whose write-backs wait for the test to let them through (or fail them). */
     class HeldStore extends MemoryStore {
