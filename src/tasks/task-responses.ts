@@ -10,6 +10,7 @@ import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
 import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
 import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
+import { changesNothing } from '../store/store.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord } from './task-record.js';
 import { creationTaskObject, isObject, presentTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
 
@@ -145,7 +146,12 @@ function nextState(deps: TaskDeps, record: TaskRecord, fields: TaskFields): Task
 
 async function learnStatus(deps: TaskDeps, record: TaskRecord, fields: TaskFields): Promise<TaskRecord> {
   const patch = nextState(deps, record, fields);
+  if (changesNothing(record, patch)) return record;
   await deps.store.updateTask(record.handle, patch);
+  // The client has just been told a status the poll snapshot does not have: an early poll
+  // answered from it would show the task going back. The next poll is forwarded instead
+  // (once per status change; a new message or lifetime alone leaves the cache as it is).
+  if (patch.status !== record.status) await deps.store.invalidatePoll(record.handle);
   deps.observer.statusChanged(record, record.status, fields.status);
   return { ...record, ...patch };
 }

@@ -14,7 +14,7 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
-import { taskRecord } from '../store/store-contract.js';
+import { scopeOf, taskRecord } from '../store/store-contract.js';
 import { ClientAbort } from '../../../src/upstream/client-abort.js';
 
 function depsWith(store: MemoryStore): TaskDeps {
@@ -96,6 +96,43 @@ describe('task response rewriting', () => {
       }
       await store.close();
     });
+  });
+
+  it('a status notification the poll snapshot does not have sends the next poll to the backend', async () => {
+    const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
+    const record = taskRecord({ upstreamTaskId: 'backend-5e2b', pollIntervalMs: 60_000 });
+    await store.createTask(record, 10);
+    const request = {
+      tg: {
+        route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
+        abort: new ClientAbort(),
+        instance: { url: record.instance },
+        mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: undefined },
+      },
+    } as unknown as FastifyRequest;
+    const hook = createTaskResponseHook(depsWith(store), request);
+    const limits = { toleranceMs: 0, abuseFactor: 100 };
+    const poll = async () => {
+      const opened = await store.openPoll(record.handle, scopeOf(record), Date.now(), limits);
+      assert.equal(opened.outcome, 'polled');
+      return opened.decision;
+    };
+    const notify = (status: string, statusMessage?: string) =>
+      hook({
+        kind: 'notification',
+        method: 'notifications/tasks/status',
+        params: { taskId: 'backend-5e2b', status, statusMessage, createdAt: record.createdAtIso, lastUpdatedAt: record.lastUpdatedAtIso, ttl: record.ttlMs, pollInterval: 60_000 },
+      });
+
+    assert.equal((await poll()).verdict, 'forward');
+    await store.recordPoll(record, {}, '{"status":"working"}');
+    assert.deepEqual([(await poll()).verdict, (await poll()).snapshot], ['early', '{"status":"working"}']);
+    await notify('working', 'half way');
+    assert.equal((await poll()).verdict, 'early', 'a new message alone leaves the cache and the poll clock as they are');
+    await notify('completed');
+    assert.equal((await poll()).verdict, 'forward', 'the snapshot still says working: the next poll must reach the backend');
+    assert.equal((await store.getTask(record.handle))?.status, 'completed');
+    await store.close();
   });
 
   describe('the write-back of a forwarded tasks/get', () => {
