@@ -7,10 +7,11 @@
  * gateway passes each client request's ClientAbort (an emitter undici accepts as a signal)
  * through a symbol-keyed property on the request headers (reply-from copies headers with
  * Object.assign, which keeps own symbol properties) and this Agent moves it to `opts.signal`,
- * where undici's request API honours it. Symbol keys never reach the wire: undici serialises string keys only, and the property
- * is removed before dispatch anyway.
+ * where undici's request API honours it. Symbol keys never reach the wire: undici serialises
+ * string keys only, and the property is removed before dispatch anyway. (JSON-RPC POSTs are
+ * sent by forwardBody, which passes the signal itself.)
  */
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { ClientAbort } from './client-abort.js';
 
 export const kClientSignal = Symbol('taskgate.clientSignal');
@@ -21,8 +22,6 @@ export interface UpstreamTimeouts {
   /** 0 disables the idle timer between body chunks (long SSE streams). */
   bodyMs: number;
 }
-
-import type { Dispatcher } from 'undici';
 
 type RequestOptions = Dispatcher.RequestOptions;
 
