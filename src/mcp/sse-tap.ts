@@ -32,9 +32,11 @@ export interface SseTapOptions {
   /** Awaited per message, in stream order; the next event waits for it. */
   onMessage: (message: McpMessage, event: SseEvent) => Promise<MessageRewrite>;
   /**
-   * The most an event may hold before it is complete. eventsource-parser enforces it on what it
-   * buffers (the unfinished line plus the event's data so far), counted in UTF-16 code units:
-   * never more than the UTF-8 bytes, so an event of maxEventBytes bytes always fits.
+   * The most an event may hold, in UTF-8 bytes of its data, id and type. eventsource-parser
+   * enforces it on what it buffers between chunks (the unfinished line plus the event's data
+   * so far, in UTF-16 code units: never more than the bytes, so an event within the limit
+   * always fits). An event that arrives whole inside one chunk never passes through that
+   * buffer, so each complete event is measured here too.
    */
   maxEventBytes: number;
 }
@@ -98,7 +100,11 @@ class SseTap extends Transform {
     this.#onMessage = options.onMessage;
     this.#parser = createParser({
       maxBufferSize: options.maxEventBytes,
-      onEvent: (event) => this.#items.push({ kind: 'event', event }),
+      onEvent: (event) => {
+        if (this.#overflow) return;
+        if (exceedsBytes(event, options.maxEventBytes)) this.#overflow = true;
+        else this.#items.push({ kind: 'event', event });
+      },
       onComment: (text) => this.#items.push({ kind: 'comment', text }),
       onRetry: (ms) => this.#items.push({ kind: 'retry', ms }),
       onError: (error) => {
@@ -164,6 +170,15 @@ class SseTap extends Transform {
 }
 
 /** A Transform from upstream SSE bytes to the bytes to relay; see the file comment. */
+/** Whether an event's data, id and type come to more than `max` bytes of UTF-8. */
+function exceedsBytes(event: EventSourceMessage, max: number): boolean {
+  const units = event.data.length + (event.id?.length ?? 0) + (event.event?.length ?? 0);
+  // A UTF-16 code unit is 1 to 3 bytes of UTF-8: most events are decided without counting.
+  if (units * 3 <= max) return false;
+  if (units > max) return true;
+  return Buffer.byteLength(event.data) + Buffer.byteLength(event.id ?? '') + Buffer.byteLength(event.event ?? '') > max;
+}
+
 export function createSseTap(options: SseTapOptions): Transform {
   return new SseTap(options);
 }

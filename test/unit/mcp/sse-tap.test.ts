@@ -245,6 +245,31 @@ describe('createSseTap relays fixtures faithfully', () => {
     }
   });
 
+  it('refuses an oversized event that arrives whole in one chunk, counted in UTF-8 bytes', async () => {
+    const cases = [
+      { event: `data: ${'x'.repeat(101)}\n\n`, over: true },
+      { event: `data: ${'€'.repeat(34)}\n\n`, over: true }, // 34 characters, 102 bytes
+      { event: `id: ${'i'.repeat(60)}\nevent: ${'e'.repeat(30)}\ndata: ${'d'.repeat(20)}\n\n`, over: true },
+      { event: `data: ${'€'.repeat(33)}\n\n`, over: false }, // 99 bytes
+      { event: `data: ${'x'.repeat(100)}\n\n`, over: false },
+    ];
+    for (const { event, over } of cases) {
+      const stream = tap({ maxEventBytes: 100 });
+      const out: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => out.push(chunk));
+      // One chunk: the events before it, the one measured, and one after it.
+      stream.end(`data: before\n\n${event}data: after\n\n`);
+      if (over) {
+        const [error] = (await once(stream, 'error')) as [unknown];
+        assert.ok(error instanceof GatewayError && error.code === 'TG_ERR_BAD_GATEWAY', event);
+        assert.equal(Buffer.concat(out).toString(), 'data: before\n\n', 'what came before went out; nothing from it on');
+      } else {
+        await once(stream, 'end');
+        assert.equal(parseAll(Buffer.concat(out)).length, 3, event);
+      }
+    }
+  });
+
   it('lets any number of small events through under the limit', async () => {
     const input = Buffer.from('data: 0123456789\n\n'.repeat(1000));
     const output = await run(splitAt(input, [5000, 10000]), { maxEventBytes: 32 });
