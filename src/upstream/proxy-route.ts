@@ -6,7 +6,7 @@
  * come back through relayResponse, where event streams pass through the SSE tap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { pipeline } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyReplyFromHooks } from '@fastify/reply-from';
@@ -201,8 +201,8 @@ export async function registerMcpRoute(app: FastifyInstance, options: McpRouteOp
       reply.header('x-accel-buffering', 'no');
       reply.removeHeader('content-length');
       const tap = createSseTap({ maxEventBytes: options.limits.maxSseEventBytes, onMessage: hook });
-      pipeline(res.stream, tap, (error) => {
-        if (error && !tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
+      relayThrough(res.stream, tap, (error) => {
+        if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
       });
       reply.send(tap);
     };
@@ -347,6 +347,38 @@ function readBounded(stream: NodeJS.ReadableStream & { destroy(): void }, limit:
       if (!ended) reject(new Error('reply stream closed before its end'));
     });
   });
+}
+
+/**
+ * Pipes an upstream stream into the stream the client is sent, as stream.pipeline would:
+ * backpressure by pipe(); an error on either side destroys both, reported once; the client's
+ * side closing early (it left) destroys the upstream side. Not stream.pipeline itself: it
+ * makes an AbortController per call and aborts it when the streams end, which builds a
+ * DOMException with a stack trace. That was ~9 % of the CPU of every SSE reply in the profile.
+ */
+function relayThrough(source: NodeJS.ReadableStream & { destroy(error?: Error): void }, target: Duplex, onError: (error: Error) => void): void {
+  let settled = false;
+  let sourceEnded = false;
+  const fail = (error: Error): void => {
+    if (settled) return;
+    settled = true;
+    onError(error);
+    source.destroy();
+    target.destroy(error);
+  };
+  source.once('error', fail);
+  source.once('end', () => (sourceEnded = true));
+  // Closed with neither an end nor an error: the client's side must not wait for more.
+  source.once('close', () => {
+    if (!sourceEnded) fail(new Error('upstream event stream closed before its end'));
+  });
+  target.once('error', fail);
+  target.once('close', () => {
+    // Done, or the client left: nothing more is read from the upstream either way.
+    settled = true;
+    source.destroy();
+  });
+  source.pipe(target);
 }
 
 /**

@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { request } from 'undici';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { LEGACY_POST_HEADERS, initializeBody, readMessages, startGateway, startStack, testPolicy, type Stack } from './harness.js';
@@ -281,6 +283,79 @@ describe('instances and failures', () => {
       await gw.close();
       await new Promise((resolve) => backend.close(resolve));
     }
+  });
+
+  describe('an upstream event stream that goes wrong', () => {
+    const PROGRESS = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n';
+    // A raw backend answering each POST with an event stream that fails in the way its id says.
+    const closedAt = new Map<number, number>();
+    const backend = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const id = (JSON.parse(body) as { id: number }).id;
+        res.once('close', () => closedAt.set(id, Date.now()));
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        if (id === 1) res.write(PROGRESS, () => setTimeout(() => res.socket?.destroy(), 20)); // then hangs up mid-stream
+        if (id === 2) res.write(`event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat(4096)}"}}\n\n`);
+        if (id === 3) {
+          const timer = setInterval(() => res.write(PROGRESS), 50); // until the request goes away
+          res.once('close', () => clearInterval(timer));
+        }
+      });
+    });
+    const logs: string[] = [];
+    let gw: Awaited<ReturnType<typeof startGateway>>;
+    before(async () => {
+      await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+      const port = (backend.address() as AddressInfo).port;
+      const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (logs.push(String(chunk)), done()) }));
+      gw = await startGateway(testPolicy([`http://127.0.0.1:${port}/mcp`], { limits: { maxSseEventBytes: '1KiB' } }), { logger });
+    });
+    after(async () => {
+      await gw.close();
+      await new Promise((resolve) => backend.close(resolve));
+    });
+    /** Reads the reply until it ends or fails (never longer than 5 s): the text, and whether it failed. */
+    const read = async (id: number) => {
+      const res = await request(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x' } }), signal: AbortSignal.timeout(5000) });
+      let text = '';
+      try {
+        for await (const chunk of res.body) text += (chunk as Buffer).toString('utf8');
+        return { status: res.statusCode, text, failed: false };
+      } catch {
+        return { status: res.statusCode, text, failed: true };
+      }
+    };
+
+    it('one that hangs up mid-stream: the client gets what came, then the end of its reply, and a warning is logged', async () => {
+      const got = await read(1);
+      assert.equal(got.status, 200);
+      assert.match(got.text, /notifications\/progress/);
+      assert.ok(got.failed, 'the client must see the reply cut short, not a clean end');
+      await waitFor(() => logs.some((line) => line.includes('upstream event stream ended with an error')));
+    });
+
+    it('one with an event over limits.maxSseEventBytes: refused with 502 (nothing was sent yet), the upstream request closed', async () => {
+      const got = await read(2);
+      assert.doesNotMatch(got.text, /xxxx/, 'the oversized event must not reach the client');
+      assert.equal(got.status, 502, got.text);
+      assert.equal((JSON.parse(got.text) as { id: unknown }).id, 2);
+      await waitFor(() => closedAt.has(2));
+    });
+
+    it('one the client leaves: the upstream request is closed too', async () => {
+      const controller = new AbortController();
+      const res = await request(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'x' } }), signal: controller.signal });
+      const events = res.body[Symbol.asyncIterator]();
+      assert.match(String((await events.next()).value), /notifications\/progress/, 'the stream was flowing');
+      const leftAt = Date.now();
+      controller.abort();
+      await events.next().catch(() => undefined);
+      await waitFor(() => closedAt.has(3));
+      assert.equal(closedAt.has(3), true);
+      assert.ok(closedAt.get(3)! - leftAt < 2000, 'the backend stream outlived its client');
+    });
   });
 
   it('cancels the upstream request when the client disconnects', async () => {
