@@ -169,7 +169,6 @@ class SseTap extends Transform {
   }
 }
 
-/** A Transform from upstream SSE bytes to the bytes to relay; see the file comment. */
 /** Whether an event's data, id and type come to more than `max` bytes of UTF-8. */
 function exceedsBytes(event: EventSourceMessage, max: number): boolean {
   const units = event.data.length + (event.id?.length ?? 0) + (event.event?.length ?? 0);
@@ -179,6 +178,7 @@ function exceedsBytes(event: EventSourceMessage, max: number): boolean {
   return Buffer.byteLength(event.data) + Buffer.byteLength(event.id ?? '') + Buffer.byteLength(event.event ?? '') > max;
 }
 
+/** A Transform from upstream SSE bytes to the bytes to relay; see the file comment. */
 export function createSseTap(options: SseTapOptions): Transform {
   return new SseTap(options);
 }
