@@ -366,13 +366,15 @@ function relayThrough(source: NodeJS.ReadableStream & { destroy(error?: Error): 
     source.destroy();
     target.destroy(error);
   };
-  source.once('error', fail);
+  // `on`, not `once`: a stream destroyed twice may emit 'error' again, and an 'error' with no
+  // listener would bring the process down.
+  source.on('error', fail);
   source.once('end', () => (sourceEnded = true));
   // Closed with neither an end nor an error: the client's side must not wait for more.
   source.once('close', () => {
     if (!sourceEnded) fail(new Error('upstream event stream closed before its end'));
   });
-  target.once('error', fail);
+  target.on('error', fail);
   target.once('close', () => {
     // Done, or the client left: nothing more is read from the upstream either way.
     settled = true;
