@@ -49,10 +49,21 @@ function connectionOptions(config: RedisStoreConfig): RedisOptions {
 }
 
 export function createRedisClient(config: RedisStoreConfig): RedisClient {
+  const client = newClient(config);
+  // Created lazily (below) so that its very first connection is guarded too.
+  if (client instanceof Cluster) client.on('+node', guardConnections);
+  else guardConnections(client);
+  // Failures are reported as 'error' events (logConnectionState); the promise adds nothing.
+  client.connect().catch(() => undefined);
+  return client;
+}
+
+function newClient(config: RedisStoreConfig): RedisClient {
   const options = connectionOptions(config);
   switch (config.mode) {
     case 'cluster':
       return new Cluster(config.nodes ?? [], {
+        lazyConnect: true,
         enableOfflineQueue: false,
         scaleReads: 'master',
         clusterRetryStrategy: reconnectDelay,
@@ -67,6 +78,7 @@ export function createRedisClient(config: RedisStoreConfig): RedisClient {
     case 'sentinel': {
       const client = new Redis({
         ...options,
+        lazyConnect: true,
         enableOfflineQueue: false,
         sentinels: config.sentinels ?? [],
         name: config.name,
@@ -85,12 +97,35 @@ export function createRedisClient(config: RedisStoreConfig): RedisClient {
       return client;
     }
     case 'standalone':
-      return new Redis(config.url ?? '', { ...options, enableOfflineQueue: false });
+      return new Redis(config.url ?? '', { ...options, lazyConnect: true, enableOfflineQueue: false });
     default: {
       const unreachable: never = config.mode;
       throw new Error(`unknown redis mode ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * ioredis listens for a connection's 'error' with once() (redis/ioredis#961, never merged).
+ * A socket that emits a second 'error' then finds no listener, and Node turns that into an
+ * uncaught exception, which would end the gateway. A TLS connection can do this: a CI run of
+ * redis-tls.test.ts died of "tlsv1 alert decode error" after a refused handshake. Every
+ * connection the client's connector opens (each Cluster node's too) gets a listener of its
+ * own, for its whole life. ioredis still handles the first error as before: it reconnects and
+ * emits the client's 'error' event, which logConnectionState reports. Like the two functions
+ * below, this reaches into ioredis' connector. Should that move,
+ * test/unit/store/redis-fail-closed.test.ts fails.
+ */
+function guardConnections(redis: Redis): void {
+  type Connect = (...args: unknown[]) => Promise<NodeJS.EventEmitter>;
+  const connector = (redis as unknown as { connector?: { connect?: Connect } }).connector;
+  const connect = connector?.connect;
+  if (!connector || typeof connect !== 'function') return;
+  connector.connect = (...args) =>
+    connect.apply(connector, args).then((stream) => {
+      stream.on('error', () => undefined);
+      return stream;
+    });
 }
 
 /**

@@ -8,9 +8,10 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import pino from 'pino';
+import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
-import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
+import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server and redis-cli (to start a Redis Cluster)', INSTALL_REDIS);
@@ -30,6 +31,23 @@ if (!redisServerInstalled()) {
     after(() => cluster?.stop());
 
     defineStoreContract('redis (cluster)', { create: newStore });
+
+    it('survives a node connection that reports two errors (ioredis listens for one)', async () => {
+      const client = createRedisClient(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`) })) as Cluster;
+      client.on('error', () => undefined);
+      try {
+        await eventually(async () => client.status === 'ready', 5000, 'the cluster client to be ready');
+        const [node] = client.nodes('master');
+        assert.equal(await node!.ping(), 'PONG');
+        const stream = node!.stream;
+        assert.doesNotThrow(() => {
+          stream.emit('error', new Error('first'));
+          stream.emit('error', new Error('second'));
+        });
+      } finally {
+        client.disconnect();
+      }
+    });
 
     it('sends WAIT to the master that holds the new record', async () => {
       // The test cluster has no replicas: WAIT 1 answers 0 after its timeout, from the right

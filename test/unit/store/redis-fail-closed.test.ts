@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import type { Redis } from 'ioredis';
+import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { scopeOf, taskRecord } from './store-contract.js';
 import { eventually, INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
@@ -32,6 +34,26 @@ if (!redisServerInstalled()) {
     after(async () => {
       await store?.close();
       await server?.stop();
+    });
+
+    it('survives a connection that reports two errors (ioredis listens for one), and connects again', async () => {
+      const client = createRedisClient(redisConfig({ url: `redis://127.0.0.1:${server.port}` })) as Redis;
+      client.on('error', () => undefined);
+      try {
+        await eventually(async () => client.status === 'ready');
+        const stream = client.stream;
+        // As a TLS socket can after a refused handshake; without a listener of ours the second
+        // 'error' throws here, which in the gateway is an uncaught exception.
+        assert.doesNotThrow(() => {
+          stream.emit('error', new Error('first'));
+          stream.emit('error', new Error('second'));
+        });
+        stream.destroy();
+        await eventually(async () => client.status === 'ready' && client.stream !== stream);
+        assert.equal(await client.ping(), 'PONG');
+      } finally {
+        client.disconnect();
+      }
     });
 
     it('rejects within commandTimeout while Redis stalls, and serves again when it resumes', async (t) => {
