@@ -146,17 +146,20 @@ function closeFailoverDetectorOnEnd(client: Redis): void {
  * a Sentinel that is down or restarting was printed to the console as "[ioredis] Unhandled
  * error event", outside the gateway's log (redis/ioredis#1829). Every connection the
  * connector opens to a Sentinel now gets one: a warning once per Sentinel until it answers
- * again. Like closeFailoverDetectorOnEnd this reaches into ioredis' connector; should it
- * move, test/unit/store/redis-sentinel.test.ts fails (it listens for both the warning and the
- * console line).
+ * again. Those connections are also guarded against a second socket error (guardConnections):
+ * they are made lazy, so that the guard is in place before they connect (ioredis connects a
+ * lazy client on its first command). Like closeFailoverDetectorOnEnd this reaches into
+ * ioredis' connector; should it move, test/unit/store/redis-sentinel.test.ts fails (it
+ * listens for both the warning and the console line).
  */
 export function reportSentinelErrors(client: RedisClient, logger: Logger): void {
-  type Connect = (endpoint: { host?: string; port?: number }, ...rest: unknown[]) => Redis;
+  type Connect = (endpoint: { host?: string; port?: number }, options?: Record<string, unknown>) => Redis;
   const connector = (client as unknown as { connector?: { connectToSentinel?: Connect } }).connector;
   const connect = connector?.connectToSentinel;
   if (!connector || typeof connect !== 'function') return;
-  connector.connectToSentinel = (endpoint, ...rest) => {
-    const sentinel = connect.call(connector, endpoint, ...rest);
+  connector.connectToSentinel = (endpoint, options) => {
+    const sentinel = connect.call(connector, endpoint, { lazyConnect: true, ...options });
+    guardConnections(sentinel);
     const address = `${endpoint.host ?? 'localhost'}:${endpoint.port ?? 26379}`;
     let reported = false;
     sentinel.on('error', (error: Error) => {

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import type { TaskRecord } from '../../../src/tasks/task-record.js';
@@ -91,6 +92,18 @@ if (!redisServerInstalled()) {
 
     // The contract closes the stores it creates.
     defineStoreContract('redis (sentinel)', { create: () => storeOn(setup.topology) });
+
+    it('survives a second error on its connections to the Sentinels, as on the master\'s', async () => {
+      const store = await storeOn(setup.topology, setup.open);
+      type Detector = { sentinels: { client: Redis }[] };
+      const connector = (store as unknown as { client: { connector: { failoverDetector?: Detector | null } } }).client.connector;
+      await eventually(async () => connector.failoverDetector?.sentinels[0]?.client.status === 'ready', 5000, 'the failover detector to reach its Sentinel');
+      const stream = connector.failoverDetector!.sentinels[0]!.client.stream;
+      assert.doesNotThrow(() => {
+        stream.emit('error', new Error('first'));
+        stream.emit('error', new Error('second'));
+      });
+    });
 
     it('connects to the master the Sentinel names, not to the replica', async () => {
       const store = await storeOn(setup.topology, setup.open);
