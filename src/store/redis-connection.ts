@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
 
 export type RedisClient = Redis | Cluster;
@@ -48,11 +48,16 @@ function connectionOptions(config: RedisStoreConfig): RedisOptions {
   };
 }
 
-export function createRedisClient(config: RedisStoreConfig): RedisClient {
+/**
+ * The client, connecting. It is created lazily (below) and connected only once every hook on
+ * its connector is in place: the first connection is guarded too, and in sentinel mode the
+ * first connection to a Sentinel (made during connect()) already has its listeners.
+ */
+export function createRedisClient(config: RedisStoreConfig, logger: Logger = pino({ level: 'silent' })): RedisClient {
   const client = newClient(config);
-  // Created lazily (below) so that its very first connection is guarded too.
   if (client instanceof Cluster) client.on('+node', guardConnections);
   else guardConnections(client);
+  if (config.mode === 'sentinel') reportSentinelErrors(client, logger);
   // Failures are reported as 'error' events (logConnectionState); the promise adds nothing.
   client.connect().catch(() => undefined);
   return client;
@@ -152,7 +157,7 @@ function closeFailoverDetectorOnEnd(client: Redis): void {
  * ioredis' connector; should it move, test/unit/store/redis-sentinel.test.ts fails (it
  * listens for both the warning and the console line).
  */
-export function reportSentinelErrors(client: RedisClient, logger: Logger): void {
+function reportSentinelErrors(client: RedisClient, logger: Logger): void {
   type Connect = (endpoint: { host?: string; port?: number }, options?: Record<string, unknown>) => Redis;
   const connector = (client as unknown as { connector?: { connectToSentinel?: Connect } }).connector;
   const connect = connector?.connectToSentinel;

@@ -14,7 +14,7 @@ import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
 import type { PollDecision } from '../tasks/poll-governor.js';
 import { isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
-import { createRedisClient, logConnectionState, reportSentinelErrors, type RedisClient } from './redis-connection.js';
+import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, pxTtl, taskKeyTtl } from './redis-keys.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
@@ -44,11 +44,10 @@ export class RedisStore implements Store {
     this.logger = deps.logger ?? pino({ level: 'silent' });
     this.keys = new RedisKeys(config.keyPrefix);
     this.cipher = new SnapshotCipher(config.snapshotKeys);
-    this.client = createRedisClient(config);
+    this.client = createRedisClient(config, this.logger);
     this.indexes = new RedisTaskIndexes(this.client, this.keys);
     defineStoreScripts(this.client);
     logConnectionState(this.client, this.logger, config.mode);
-    if (config.mode === 'sentinel') reportSentinelErrors(this.client, this.logger);
   }
 
   /** Resolves once connected; for callers (tests, start-up) that would rather wait than fail. */
