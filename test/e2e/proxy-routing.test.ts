@@ -353,7 +353,6 @@ describe('instances and failures', () => {
       controller.abort();
       await events.next().catch(() => undefined);
       await waitFor(() => closedAt.has(3));
-      assert.equal(closedAt.has(3), true);
       assert.ok(closedAt.get(3)! - leftAt < 2000, 'the backend stream outlived its client');
     });
   });

@@ -32,20 +32,29 @@ function depsWith(store: MemoryStore): TaskDeps {
   };
 }
 
+/**
+ * A memory store holding `record`, and the response hook of a request to its instance whose
+ * body was `sent`; `extra` is laid over the request context (the task it named, say).
+ */
+async function hookFor(record: TaskRecord, sent: unknown, extra: Record<string, unknown> = {}) {
+  const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
+  await store.createTask(record, 10);
+  const request = {
+    tg: {
+      route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
+      abort: new ClientAbort(),
+      instance: { url: record.instance },
+      mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: sent },
+      ...extra,
+    },
+  } as unknown as FastifyRequest;
+  return { store, hook: createTaskResponseHook(depsWith(store), request) };
+}
+
 describe('task response rewriting', () => {
   it('replaces the backend task id with the handle in an error\'s message and data', async () => {
-    const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
     const record = taskRecord({ upstreamTaskId: 'backend-7f3a' });
-    await store.createTask(record, 10);
-    const request = {
-      tg: {
-        route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-        abort: new ClientAbort(),
-        task: record,
-        mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 4, method: 'tasks/cancel', params: {} } },
-      },
-    } as unknown as FastifyRequest;
-    const hook = createTaskResponseHook(depsWith(store), request);
+    const { store, hook } = await hookFor(record, { kind: 'request', id: 4, method: 'tasks/cancel', params: {} }, { task: record });
     const rewritten = await hook({
       kind: 'response',
       id: 4,
@@ -60,18 +69,8 @@ describe('task response rewriting', () => {
   describe('messages with no task in them are left as they came (relayed as their bytes)', () => {
     const RELATED = 'io.modelcontextprotocol/related-task';
     const setup = async () => {
-      const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
       const record = taskRecord({ upstreamTaskId: 'backend-9c1d' });
-      await store.createTask(record, 10);
-      const request = {
-        tg: {
-          route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-          abort: new ClientAbort(),
-          instance: { url: record.instance },
-          mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 3, method: 'tools/call', params: {} } },
-        },
-      } as unknown as FastifyRequest;
-      return { store, record, hook: createTaskResponseHook(depsWith(store), request) };
+      return { record, ...(await hookFor(record, { kind: 'request', id: 3, method: 'tools/call', params: {} })) };
     };
 
     it('a plain tools/call result, an error without a task, a progress notification', async () => {
@@ -99,18 +98,8 @@ describe('task response rewriting', () => {
   });
 
   it('a status notification the poll snapshot does not have sends the next poll to the backend', async () => {
-    const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
     const record = taskRecord({ upstreamTaskId: 'backend-5e2b', pollIntervalMs: 60_000 });
-    await store.createTask(record, 10);
-    const request = {
-      tg: {
-        route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-        abort: new ClientAbort(),
-        instance: { url: record.instance },
-        mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: undefined },
-      },
-    } as unknown as FastifyRequest;
-    const hook = createTaskResponseHook(depsWith(store), request);
+    const { store, hook } = await hookFor(record, undefined);
     const limits = { toleranceMs: 0, abuseFactor: 100 };
     const poll = async () => {
       const opened = await store.openPoll(record.handle, scopeOf(record), Date.now(), limits);

@@ -32,12 +32,18 @@ describe('readBounded', () => {
   });
 });
 
+/** An upstream side piped to a client side by relayThrough, and the errors it reported. */
+function relayed(): { source: PassThrough; target: PassThrough; errors: Error[] } {
+  const source = new PassThrough();
+  const target = new PassThrough();
+  const errors: Error[] = [];
+  relayThrough(source, target, (error) => errors.push(error));
+  return { source, target, errors };
+}
+
 describe('relayThrough', () => {
   it('moves everything and ends the target when the source ends, reporting nothing', async () => {
-    const source = new PassThrough();
-    const target = new PassThrough();
-    const errors: Error[] = [];
-    relayThrough(source, target, (error) => errors.push(error));
+    const { source, target, errors } = relayed();
     const got: Buffer[] = [];
     target.on('data', (chunk: Buffer) => got.push(chunk));
     source.end('one two');
@@ -47,10 +53,7 @@ describe('relayThrough', () => {
   });
 
   it('an upstream error destroys the client side with it, reported once', async () => {
-    const source = new PassThrough();
-    const target = new PassThrough();
-    const errors: Error[] = [];
-    relayThrough(source, target, (error) => errors.push(error));
+    const { source, target, errors } = relayed();
     target.resume();
     source.destroy(new Error('upstream reset'));
     const [error] = (await once(target, 'error')) as [Error];
@@ -60,10 +63,7 @@ describe('relayThrough', () => {
   });
 
   it('an upstream that closes without an end or an error cuts the client side', async () => {
-    const source = new PassThrough();
-    const target = new PassThrough();
-    const errors: Error[] = [];
-    relayThrough(source, target, (error) => errors.push(error));
+    const { source, target, errors } = relayed();
     target.resume();
     source.write('half');
     source.destroy();
@@ -74,10 +74,7 @@ describe('relayThrough', () => {
   });
 
   it('a client side that closes (the client left) destroys the upstream, reporting nothing', async () => {
-    const source = new PassThrough();
-    const target = new PassThrough();
-    const errors: Error[] = [];
-    relayThrough(source, target, (error) => errors.push(error));
+    const { source, target, errors } = relayed();
     target.destroy();
     await once(source, 'close');
     assert.equal(source.destroyed, true);
@@ -85,9 +82,7 @@ describe('relayThrough', () => {
   });
 
   it('a second error on either side finds a listener (no uncaught exception)', () => {
-    const source = new PassThrough();
-    const target = new PassThrough();
-    relayThrough(source, target, () => undefined);
+    const { source, target } = relayed();
     assert.doesNotThrow(() => {
       source.emit('error', new Error('first'));
       source.emit('error', new Error('second'));
