@@ -5,10 +5,12 @@
 import type { Principal } from './auth/principal.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
-import type { TaskRecord } from './tasks/task-record.js';
+import type { TaskRecord } from './task-model/task-record.js';
 import type { ClientAbort } from './upstream/client-abort.js';
 
-export type Era = 'modern' | 'legacy';
+import type { Era } from './mcp/era.js';
+
+export type { Era };
 
 export interface RouteContext {
   /** The client-facing path from the policy (a bounded metric label). */

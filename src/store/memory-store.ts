@@ -1,8 +1,8 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import { changesNothing, type CreateTaskOutcome, type PollLimits, type PollOpening, type Store, type TaskListPosition, type TaskScope } from './store.js';
+import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
-import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
+import { changesNothing, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
 export interface MemoryStoreOptions {
   maxSessions: number;

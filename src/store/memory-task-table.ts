@@ -4,9 +4,9 @@
  * expiry is checked on every read and swept by takeExpired, so an expired record is never
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  */
-import { isInScope, type CreateTaskOutcome, type PollLimits, type PollOpening, type TaskListPosition, type TaskScope } from './store.js';
-import { decidePoll, type PollState } from '../tasks/poll-governor.js';
-import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
+import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import { decidePoll, type PollState } from '../task-model/poll-rule.js';
+import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
 export class MemoryTaskTable {
   private readonly records = new Map<string, TaskRecord>();

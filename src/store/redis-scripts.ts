@@ -74,7 +74,7 @@ local function patch_task(task, first)
   return before
 end
 
--- decidePoll (src/tasks/poll-governor.ts), step for step, on the poll state of one task
+-- decidePoll (src/task-model/poll-rule.ts), step for step, on the poll state of one task
 -- (task: record, poll, snapshot keys). now is the caller's decimal string. State is kept only
 -- while the record exists, and lives exactly as long. Returns verdict, next lastForwardedAt,
 -- next early count, retryAfterMs, the sealed snapshot for a poll that is not forwarded, and

@@ -12,15 +12,15 @@
 import { Cluster } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
-import type { PollDecision } from '../tasks/poll-governor.js';
-import { isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord } from '../tasks/task-record.js';
+import type { PollDecision } from '../task-model/poll-rule.js';
+import { changesNothing, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, pxTtl, taskKeyTtl } from './redis-keys.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
-import { changesNothing, type CreateTaskOutcome, type PollLimits, type PollOpening, type Store, type TaskListPosition, type TaskScope } from './store.js';
+import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** How long a sweeper holds expired handles it claimed before another replica may take them. */

@@ -2,7 +2,7 @@
  * A task record as a Redis hash, one field per property, so that the Lua scripts can read
  * `status` and `expiresAt` directly and an update writes only what changed.
  */
-import type { TaskPatch, TaskRecord } from '../tasks/task-record.js';
+import type { TaskPatch, TaskRecord } from '../task-model/task-record.js';
 
 type FieldKind = 'string' | 'number' | 'boolean';
 

@@ -3,7 +3,7 @@
  * backend id, the expiry index. They follow the record (the truth) one step behind it, each
  * in its own slot, all in parallel: one round trip however many slots they span.
  */
-import { isTerminalStatus, type TaskRecord } from '../tasks/task-record.js';
+import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import type { RedisClient } from './redis-connection.js';
 import { listMember, taskKeyTtl, type RedisKeys } from './redis-keys.js';
 

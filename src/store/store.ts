@@ -3,22 +3,10 @@
  * replicas). Every operation is async so both stores keep one signature, and each is meant
  * to be one round trip to a shared store.
  */
-import type { Era } from '../request-context.js';
-import type { PollDecision, PollRules } from '../tasks/poll-governor.js';
-import type { ServerRequestRoute, TaskPatch, TaskRecord } from '../tasks/task-record.js';
+import type { PollDecision, PollRules } from '../task-model/poll-rule.js';
+import type { ServerRequestRoute, TaskPatch, TaskRecord, TaskScope } from '../task-model/task-record.js';
 
 export type CreateTaskOutcome = 'created' | 'owner-limit' | 'full';
-
-/** Who may reach a task: its owner, through the era and upstream it was created on. */
-export interface TaskScope {
-  readonly owner: string;
-  readonly era: Era;
-  readonly upstream: string;
-}
-
-export function isInScope(record: TaskRecord, scope: TaskScope): boolean {
-  return record.owner === scope.owner && record.era === scope.era && record.upstream === scope.upstream;
-}
 
 /** The poll rules other than the interval, which is the task's own (its `pollIntervalMs`). */
 export type PollLimits = Omit<PollRules, 'intervalMs'>;
@@ -29,14 +17,6 @@ export type PollLimits = Omit<PollRules, 'intervalMs'>;
  * handed back to recordPoll so that an answer that has not changed is not written again.
  */
 export type PollDecisionWithSnapshot = PollDecision & { readonly snapshot?: string; readonly snapshotTag?: string };
-
-/** Whether a patch would leave the record as it is. */
-export function changesNothing(record: TaskRecord, patch: TaskPatch): boolean {
-  for (const name of Object.keys(patch) as (keyof TaskPatch)[]) {
-    if (patch[name] !== record[name]) return false;
-  }
-  return true;
-}
 
 /**
  * What a tasks/get finds on the way in. Unknown and expired are `not_found`, a task outside
@@ -82,7 +62,7 @@ export interface Store {
 
   /**
    * A tasks/get on the way in, in one step: looks the task up, checks it against `scope`,
-   * then decides the poll by decidePoll (src/tasks/poll-governor.ts) on the task's own
+   * then decides the poll by decidePoll (src/task-model/poll-rule.ts) on the task's own
    * `pollIntervalMs` and books it, atomically (two replicas seeing one client's polls must
    * agree). Early polls also get the last snapshot. A task that is unknown, expired at `now`
    * or outside `scope` leaves the poll state as it was: a foreign principal's lookups never

@@ -9,10 +9,10 @@ import { GatewayError, renderErrorBody } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { mintHandle } from './handle.js';
-import { enforcedInterval } from './poll-governor.js';
+import { enforcedInterval } from '../task-model/poll-rule.js';
 import { countCreation, type TaskDeps } from './task-context.js';
 import { ownerOf } from './task-requests.js';
-import type { TaskRecord } from './task-record.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import { presentTask, readTask, type JsonObject } from './task-shapes.js';
 
 export async function registerCreatedTask(

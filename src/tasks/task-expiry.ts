@@ -4,7 +4,7 @@
  * can no longer reach it.
  */
 import type { TaskDeps } from './task-context.js';
-import { isTerminalStatus, type TaskRecord } from './task-record.js';
+import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 
 const BATCH = 200;
 

@@ -5,13 +5,13 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
-import { isInScope, type PollDecisionWithSnapshot, type TaskScope } from '../store/store.js';
+import type { PollDecisionWithSnapshot } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
 import { ANONYMOUS_OWNER, countCreation, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
-import { isTaskStatus, type TaskRecord } from './task-record.js';
+import { isInScope, isTaskStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { isObject, taskFromRecord } from './task-shapes.js';
 
 const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);

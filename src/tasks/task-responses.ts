@@ -7,11 +7,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
-import { changesNothing } from '../store/store.js';
 import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
 import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
-import { isTerminalStatus, type TaskPatch, type TaskRecord } from './task-record.js';
+import { changesNothing, isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
 import { creationTaskObject, isObject, presentTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';

@@ -8,7 +8,7 @@
  * fields the gateway owns (id, lifetime, poll interval, status message) and keeps the rest.
  */
 import type { Era } from '../request-context.js';
-import { isTaskStatus, type TaskRecord, type TaskStatus } from './task-record.js';
+import { isTaskStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 
 export interface TaskFields {
   taskId: string;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
-import type { TaskRecord } from './task-record.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 
 export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel') => Promise<number>;
 

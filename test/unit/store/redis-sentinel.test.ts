@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import type { TaskRecord } from '../../../src/tasks/task-record.js';
+import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
 import {
   eventually, freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs,

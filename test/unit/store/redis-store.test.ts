@@ -12,7 +12,7 @@ import { parseConfig } from '../../../src/config/index.js';
 import { createStore } from '../../../src/store/create-store.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { decidePoll, type PollRules, type PollState } from '../../../src/tasks/poll-governor.js';
+import { decidePoll, type PollRules, type PollState } from '../../../src/task-model/poll-rule.js';
 import { defineStoreContract, pollAsOwner, pollPatch, taskRecord } from './store-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
 

@@ -4,9 +4,10 @@
  */
 import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PollDecisionWithSnapshot, PollLimits, Store, TaskScope } from '../../../src/store/store.js';
+import type { PollDecisionWithSnapshot, PollLimits, Store } from '../../../src/store/store.js';
+import type { TaskScope } from '../../../src/task-model/task-record.js';
 import { mintHandle } from '../../../src/tasks/handle.js';
-import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
+import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
 
 export interface StoreFactory {
   /** A store holding nothing; called before every test. */

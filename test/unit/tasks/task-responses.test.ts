@@ -13,7 +13,7 @@ import { InstancePool } from '../../../src/routing/balancer.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
-import type { TaskPatch, TaskRecord } from '../../../src/tasks/task-record.js';
+import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
 import { scopeOf, taskRecord } from '../store/store-contract.js';
 import { ClientAbort } from '../../../src/upstream/client-abort.js';
 

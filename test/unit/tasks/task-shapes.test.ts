@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { creationTaskObject, presentTask, readTask, sanitizeStatusMessage, taskFromRecord } from '../../../src/tasks/task-shapes.js';
 import { decodeCursor, encodeCursor } from '../../../src/tasks/task-list.js';
-import { decidePoll, enforcedInterval } from '../../../src/tasks/poll-governor.js';
+import { decidePoll, enforcedInterval } from '../../../src/task-model/poll-rule.js';
 import { isHandleShaped, isServerRequestId, mintHandle, mintServerRequestId } from '../../../src/tasks/handle.js';
 import { GatewayError } from '../../../src/errors.js';
 import { taskRecord } from '../store/store-contract.js';

@@ -1,8 +1,11 @@
 /**
+ * The task model, shared by the stages that handle tasks (`src/tasks/`) and the stores that
+ * keep them (`src/store/`), both depend on it; the store never imports from `src/tasks/`.
+ *
  * What the gateway remembers about a task it took over (DESIGN.md §3). The client only ever
  * sees `handle`; the backend only ever sees `upstreamTaskId`.
  */
-import type { Era } from '../request-context.js';
+import type { Era } from '../mcp/era.js';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -59,4 +62,23 @@ export interface ServerRequestRoute {
   readonly upstreamSession?: string;
   /** The id the backend used. */
   readonly upstreamId: string | number;
+}
+
+/** Who may reach a task: its owner, through the era and upstream it was created on. */
+export interface TaskScope {
+  readonly owner: string;
+  readonly era: Era;
+  readonly upstream: string;
+}
+
+export function isInScope(record: TaskRecord, scope: TaskScope): boolean {
+  return record.owner === scope.owner && record.era === scope.era && record.upstream === scope.upstream;
+}
+
+/** Whether a patch would leave the record as it is. */
+export function changesNothing(record: TaskRecord, patch: TaskPatch): boolean {
+  for (const name of Object.keys(patch) as (keyof TaskPatch)[]) {
+    if (patch[name] !== record[name]) return false;
+  }
+  return true;
 }
