@@ -4,6 +4,7 @@
  */
 import type { Principal } from './auth/principal.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
+import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
 import type { TaskRecord } from './task-model/task-record.js';
 import type { ClientAbort } from './upstream/client-abort.js';
@@ -30,7 +31,9 @@ export interface McpContext {
 }
 
 export interface RequestContext {
-  readonly route: RouteContext;
+  /** The policy this request runs under, read once at its start. */
+  readonly snapshot: PolicySnapshot;
+  readonly route: RouteRuntime;
   /** The verified caller; undefined when the policy runs without authentication (auth.mode none). */
   principal?: Principal;
   /** Opaque, stable key of the principal (auth.principalKey), what task ownership compares. */

@@ -4,7 +4,8 @@
  * metadata document lives at that URI with `/.well-known/oauth-protected-resource` inserted
  * between host and path. MCP clients find it from the 401 challenge or the well-known URI.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
 
 export const WELL_KNOWN_PATH = '/.well-known/oauth-protected-resource';
 
@@ -53,21 +54,34 @@ export function buildResourceMetadata(resource: ProtectedResource, issuers: read
 }
 
 /**
- * One GET route per resource, plus the root form `/.well-known/oauth-protected-resource`,
- * which describes the route at `/` if there is one, else the first route (RFC 9728 allows
- * only one document there, and clients fall back to it for any path).
+ * The documents to serve, by path: one per resource, plus the root form
+ * `/.well-known/oauth-protected-resource`, which describes the route at `/` if there is one,
+ * else the first route (RFC 9728 allows only one document there, and clients fall back to it
+ * for any path).
  */
-export function registerResourceMetadataRoutes(app: FastifyInstance, resources: readonly ProtectedResource[], issuers: readonly string[]): void {
+export function buildMetadataDocuments(resources: readonly ProtectedResource[], issuers: readonly string[]): Map<string, ProtectedResourceMetadata> {
   const documents = new Map<string, ProtectedResourceMetadata>();
   for (const resource of resources) {
     // Two routes can share a metadata path only by sharing a resource URI; the first wins.
     if (!documents.has(resource.metadataPath)) documents.set(resource.metadataPath, buildResourceMetadata(resource, issuers));
   }
   if (!documents.has(WELL_KNOWN_PATH) && resources[0]) documents.set(WELL_KNOWN_PATH, buildResourceMetadata(resources[0], issuers));
-  for (const [path, document] of documents) {
-    app.get(path, async (_request, reply) => {
-      // Public, and only changes with the policy: clients and CDNs may keep it a while.
-      return reply.header('cache-control', 'public, max-age=300').type('application/json').send(document);
-    });
-  }
+  return documents;
+}
+
+/**
+ * Serves the documents of the current policy (`documentsNow` is read per request, so a new
+ * policy's documents are served from its first request on). A path without a document is
+ * answered like any unknown path.
+ */
+export function registerResourceMetadataRoutes(app: FastifyInstance, documentsNow: () => ReadonlyMap<string, ProtectedResourceMetadata>): void {
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const queryAt = request.url.indexOf('?');
+    const document = documentsNow().get(queryAt < 0 ? request.url : request.url.slice(0, queryAt));
+    if (!document) throw new GatewayError('TG_ERR_NO_ROUTE');
+    // Public, and only changes with the policy: clients and CDNs may keep it a while.
+    return reply.header('cache-control', 'public, max-age=300').type('application/json').send(document);
+  };
+  app.get(WELL_KNOWN_PATH, serve);
+  app.get(`${WELL_KNOWN_PATH}/*`, serve);
 }

@@ -11,13 +11,14 @@ const BATCH = 200;
 export class TaskExpirySweeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
-  private readonly deps: TaskDeps;
+  /** The task deps of the policy in force (read at each sweep: the policy may change). */
+  private readonly depsNow: () => TaskDeps;
   private readonly onExpired: (record: TaskRecord) => void;
   /** Whether the last sweep failed: an outage is logged when it starts, not every second. */
   private failing = false;
 
-  constructor(deps: TaskDeps, onExpired: (record: TaskRecord) => void = () => undefined) {
-    this.deps = deps;
+  constructor(depsNow: () => TaskDeps, onExpired: (record: TaskRecord) => void = () => undefined) {
+    this.depsNow = depsNow;
     this.onExpired = onExpired;
   }
 
@@ -36,23 +37,24 @@ export class TaskExpirySweeper {
 
   /** Forgets every task whose lifetime has ended; returns how many. */
   async sweep(now = Date.now()): Promise<number> {
+    const deps = this.depsNow();
     let total = 0;
     for (;;) {
       let expired: TaskRecord[];
       try {
-        expired = await this.deps.store.takeExpiredTasks(now, BATCH);
+        expired = await deps.store.takeExpiredTasks(now, BATCH);
       } catch (error) {
-        if (!this.failing) this.deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
+        if (!this.failing) deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
         this.failing = true;
         return total;
       }
-      if (this.failing) this.deps.logger.info('task expiry sweeps reach the store again');
+      if (this.failing) deps.logger.info('task expiry sweeps reach the store again');
       this.failing = false;
       for (const record of expired) {
         this.onExpired(record);
         if (!isTerminalStatus(record.status)) {
-          this.deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
-            this.deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
+          deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
+            deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
           });
         }
       }

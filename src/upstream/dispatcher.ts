@@ -11,7 +11,7 @@
  * string keys only, and the property is removed before dispatch anyway. (JSON-RPC POSTs are
  * sent by forwardBody, which passes the signal itself.)
  */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, Dispatcher } from 'undici';
 import type { ClientAbort } from './client-abort.js';
 
 export const kClientSignal = Symbol('taskgate.clientSignal');
@@ -48,4 +48,47 @@ export class UpstreamAgent extends Agent {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return callback ? super.request(options, callback) : (super.request as any)(options);
   }
+}
+
+/** Carries the upstream's agent from buildUpstreamRequestHeaders to RouteDispatcher, like kClientSignal. */
+export const kUpstreamAgent = Symbol('taskgate.upstreamAgent');
+
+/**
+ * The one dispatcher @fastify/http-proxy (reply-from) is registered with. reply-from takes its
+ * dispatcher once, at registration, but each route's upstream has an agent of its own, and the
+ * routes come from the current policy snapshot, not from registration: this hands each
+ * request to the agent its route chose. It owns no connections, so closing it closes nothing
+ * (the agents close with their snapshot).
+ */
+export class RouteDispatcher extends Dispatcher {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override request(options: RequestOptions, callback?: any): any {
+    return agentOf(options).request(options, callback);
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return agentOf(options).dispatch(options, handler);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override close(callback?: any): any {
+    if (typeof callback === 'function') queueMicrotask(callback);
+    else return Promise.resolve();
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override destroy(...args: any[]): any {
+    const callback = args.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    if (callback) queueMicrotask(callback);
+    else return Promise.resolve();
+  }
+}
+
+function agentOf(options: { headers?: unknown }): UpstreamAgent {
+  const headers = options.headers as Record<symbol, unknown> | undefined;
+  const agent = headers?.[kUpstreamAgent] as UpstreamAgent | undefined;
+  // Every request reply-from sends went through buildUpstreamRequestHeaders; this is a defect.
+  if (!agent) throw new Error('upstream request without its route\'s agent');
+  delete headers![kUpstreamAgent];
+  return agent;
 }

@@ -7,35 +7,35 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import { applyUpstreamCredentials, type CredentialsPolicy } from '../auth/upstream-credentials.js';
+import { applyUpstreamCredentials } from '../auth/upstream-credentials.js';
 import { kClientSignal } from './dispatcher.js';
 
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
 
-export interface ForwardOptions {
-  /** Whether X-Forwarded-* that arrived from the client are kept and extended. */
-  readonly trustProxy: boolean;
-  /** The client's Authorization and identity headers go; this upstream's credentials come. */
-  readonly credentials: CredentialsPolicy;
-}
-
-export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders, options: ForwardOptions): IncomingHttpHeaders {
+/**
+ * The client's headers (a copy) made fit for the upstream: the client's Authorization and
+ * identity headers go and the route's upstream credentials come; X-Forwarded-* that arrived
+ * from the client are kept and extended only when listen.trustProxy says they can be believed.
+ */
+export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const tg = request.tg;
+  const trustProxy = tg.snapshot.config.listen.trustProxy !== false;
   for (const name of HOP_BY_HOP) delete headers[name];
   // `Expect: 100-continue` was answered by this server (Node sends the 100) before the body was
   // read; the forwarded request carries the whole body, and undici refuses the header outright,
   // which made every such request (curl sends it for bodies over 1 KiB) a 502.
   delete headers.expect;
-  applyTaskOverrides(headers, request.tg.upstreamHeaders);
-  applyUpstreamCredentials(headers, options.credentials, request.tg.principal);
+  applyTaskOverrides(headers, tg.upstreamHeaders);
+  applyUpstreamCredentials(headers, tg.route.credentials, tg.principal);
   const clientAddress = request.socket.remoteAddress ?? '';
-  const priorFor = options.trustProxy ? headers['x-forwarded-for'] : undefined;
+  const priorFor = trustProxy ? headers['x-forwarded-for'] : undefined;
   headers['x-forwarded-for'] = priorFor ? `${String(priorFor)}, ${clientAddress}` : clientAddress;
-  headers['x-forwarded-proto'] = options.trustProxy ? (headers['x-forwarded-proto'] ?? request.protocol) : request.protocol;
-  headers['x-forwarded-host'] = options.trustProxy ? (headers['x-forwarded-host'] ?? request.headers.host) : request.headers.host;
-  if (!options.trustProxy) delete headers.forwarded;
+  headers['x-forwarded-proto'] = trustProxy ? (headers['x-forwarded-proto'] ?? request.protocol) : request.protocol;
+  headers['x-forwarded-host'] = trustProxy ? (headers['x-forwarded-host'] ?? request.headers.host) : request.headers.host;
+  if (!trustProxy) delete headers.forwarded;
   headers['x-request-id'] = request.id;
   // Carried to UpstreamAgent, which hands it to undici as the request's abort signal.
-  (headers as Record<symbol, unknown>)[kClientSignal] = request.tg.abort;
+  (headers as Record<symbol, unknown>)[kClientSignal] = tg.abort;
   return headers;
 }
 

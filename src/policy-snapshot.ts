@@ -1,0 +1,149 @@
+/**
+ * Everything the gateway builds from one policy (STYLE.md, Config): the routes with their
+ * upstream pools, agents, auth and credentials, the task policy with its dependencies, the
+ * Host/Origin rules and the protected-resource documents. A request reads the current
+ * snapshot once, at its start (request.tg.snapshot), and keeps it to the end, so a policy
+ * swapped in meanwhile never shows a request half of two policies. What outlives a policy
+ * (the store, metrics, logger, audit trail, per-replica counters) is passed in as SharedParts.
+ */
+import type { Logger } from 'pino';
+import { AuthStage, type RouteAuth } from './auth/auth-stage.js';
+import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from './auth/resource-metadata.js';
+import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './auth/upstream-credentials.js';
+import type { Config } from './config/index.js';
+import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
+import type { GatewayMetrics } from './observability/metrics.js';
+import type { TaskObserver } from './observability/task-observer.js';
+import type { RouteContext } from './request-context.js';
+import type { SessionPolicy } from './routing/route-stage.js';
+import type { Store } from './store/store.js';
+import type { TaskDeps } from './tasks/task-context.js';
+import { createUpstreamCaller } from './tasks/upstream-call.js';
+import type { UpstreamAgent } from './upstream/dispatcher.js';
+import { UpstreamSet } from './upstream/upstream-set.js';
+
+/** What outlives any one policy: built once per gateway, handed to every snapshot. */
+export interface SharedParts {
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+  readonly store: Store;
+  readonly observer: TaskObserver;
+  /** Open 2025 tasks/result waits per principal on this replica (survives a policy swap). */
+  readonly resultWaits: Map<string, number>;
+}
+
+/** A policy route with everything a request on it needs, resolved once. */
+export interface RouteRuntime extends RouteContext {
+  readonly agent: UpstreamAgent;
+  /** Undefined when the policy runs without authentication (auth.mode none). */
+  readonly auth: RouteAuth | undefined;
+  readonly credentials: CredentialsPolicy;
+  /** Each instance's origin, parsed once. */
+  readonly endpoints: ReadonlyMap<string, URL>;
+  /** The upstream path and any query string of the route's upstreamPath, split once. */
+  readonly upstreamTarget: URL;
+  /** This route's child of taskgate_upstream_headers_seconds, made once. */
+  readonly upstreamHeadersDuration: { observe(seconds: number): void };
+}
+
+// A 2025-era session's stickiness outlives its last request by this long.
+const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
+// Calls the gateway makes itself (cancelling an expired or refused task) wait this long.
+const GATEWAY_CALL_TIMEOUT_MS = 10_000;
+
+export class PolicySnapshot {
+  readonly config: Config;
+  readonly auth: AuthStage | undefined;
+  readonly tasks: TaskDeps;
+  readonly hostOrigin: HostOriginPolicy;
+  readonly sessions: SessionPolicy = { idleTtlMs: SESSION_IDLE_TTL_MS };
+  /** RFC 9728 documents by the path they are served at; empty without authentication. */
+  readonly metadataDocuments: ReadonlyMap<string, ProtectedResourceMetadata>;
+  private readonly routes: ReadonlyMap<string, RouteRuntime>;
+  private readonly upstreams: UpstreamSet;
+
+  private constructor(config: Config, auth: AuthStage | undefined, shared: SharedParts) {
+    this.config = config;
+    this.auth = auth;
+    this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
+    this.upstreams = new UpstreamSet(config.upstreams);
+    // Stripped from every client request on every route, so no client can pose as a principal.
+    const strippedHeaders = identityHeaderNames(config.upstreams);
+    const credentialsOf = (upstream: string): CredentialsPolicy => ({ credentials: config.upstreams[upstream]!.credentials, strippedHeaders });
+    this.tasks = {
+      store: shared.store,
+      policy: config.tasks,
+      authEnabled: auth !== undefined,
+      logger: shared.logger,
+      resultWaits: shared.resultWaits,
+      observer: shared.observer,
+      callUpstream: createUpstreamCaller({
+        dispatcherFor: (name) => this.upstreams.agents.get(name),
+        credentialHeadersFor: (name) => {
+          const headers: Record<string, string> = {};
+          applyUpstreamCredentials(headers, credentialsOf(name), undefined);
+          return headers;
+        },
+        timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+      }),
+    };
+
+    const routes = new Map<string, RouteRuntime>();
+    const resources: ProtectedResource[] = [];
+    for (const route of config.routes) {
+      const pool = this.upstreams.pool(route.upstream);
+      const routeAuth = auth?.forRoute(route);
+      if (routeAuth) resources.push(routeAuth.protectedResource);
+      const runtime: RouteRuntime = {
+        path: route.path,
+        upstreamPath: route.upstreamPath,
+        pool,
+        agent: this.upstreams.agent(route.upstream),
+        auth: routeAuth,
+        credentials: credentialsOf(route.upstream),
+        endpoints: new Map(pool.instances.map((instance) => [instance.url, new URL(instance.url)])),
+        upstreamTarget: new URL(route.upstreamPath, 'http://upstream.invalid'),
+        upstreamHeadersDuration: shared.metrics.upstreamHeadersDuration.labels({ upstream: route.upstream }),
+      };
+      // A route answers at its path with or without a trailing slash, nowhere below it.
+      for (const path of pathForms(route.path)) if (!routes.has(path)) routes.set(path, runtime);
+    }
+    this.routes = routes;
+    // RFC 9728 metadata is served only when there is something to authorize against.
+    this.metadataDocuments = auth ? buildMetadataDocuments(resources, auth.issuerIds) : new Map();
+  }
+
+  /** Builds the snapshot of `config`; local key files are read here (a missing one throws). */
+  static async build(config: Config, shared: SharedParts): Promise<PolicySnapshot> {
+    const auth = await AuthStage.create(config, { logger: shared.logger, metrics: shared.metrics });
+    return new PolicySnapshot(config, auth, shared);
+  }
+
+  /** The route serving a request URL (its path, before any query), if any. */
+  matchRoute(url: string): RouteRuntime | undefined {
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const route = this.routes.get(path);
+    if (route || !path.includes('%')) return route;
+    // The router decodes percent-escapes before matching; so does this, for the same answer.
+    try {
+      return this.routes.get(decodeURIComponent(path));
+    } catch {
+      return undefined;
+    }
+  }
+
+  get agents(): ReadonlyMap<string, UpstreamAgent> {
+    return this.upstreams.agents;
+  }
+
+  async close(): Promise<void> {
+    await this.upstreams.close();
+    this.auth?.close();
+  }
+}
+
+function pathForms(path: string): string[] {
+  if (path === '/') return ['/'];
+  return path.endsWith('/') ? [path, path.slice(0, -1)] : [path, `${path}/`];
+}

@@ -1,0 +1,168 @@
+/**
+ * The `upstream` stage (DESIGN.md §2, step 6): the request goes to the instance the routing
+ * stage chose, and failures before any answer become the catalogue's 502/503/504 (with
+ * fail-over of new work to another instance when the chosen one refused the connection).
+ *
+ * A JSON-RPC POST (parsed by the mcp stage; every POST reaches the upstream this way) goes with
+ * undici's request API directly. reply-from's way there resolves and validates a destination
+ * URL the gateway already chose and copies headers it then rewrites: several µs per request on
+ * the path every task operation takes. What reply-from does that matters is done here the same
+ * way: hop-by-hop and Connection-listed headers dropped, Host set to the upstream, the body's
+ * length, the client's query string kept unless upstreamPath has one, and the same header
+ * rewriting, abort signal, timeouts (the agent's) and error handling. Everything else (GET
+ * streams, DELETE, other methods) goes through @fastify/http-proxy's reply-from.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReplyFromHooks } from '@fastify/reply-from';
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { canFailOver } from '../routing/route-stage.js';
+import type { Store } from '../store/store.js';
+import { kUpstreamAgent } from './dispatcher.js';
+import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
+import { relayResponse, type UpstreamResponse } from './relay-response.js';
+
+export interface ForwardDeps {
+  readonly store: Store;
+  readonly metrics: GatewayMetrics;
+}
+
+type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: string };
+
+export type Forward = (request: FastifyRequest, reply: FastifyReply) => void;
+
+export function createForwarder(deps: ForwardDeps): Forward {
+  const relay = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => {
+    // Never an unhandled rejection: whatever goes wrong while relaying becomes an answer.
+    relayResponse(request, reply, res, deps.store).catch((error: unknown) => {
+      res.stream.destroy();
+      sendGatewayError(request, reply, toGatewayError(error));
+    });
+  };
+
+  const forwardBody = (request: FastifyRequest, reply: FastifyReply, body: Buffer): void => {
+    const tg = request.tg;
+    const { route } = tg;
+    const endpoint = route.endpoints.get(tg.instance!.url) ?? new URL(tg.instance!.url);
+    const headers = copyRequestHeaders(request.headers);
+    headers.host = endpoint.host;
+    headers['content-length'] = String(body.length);
+    headers['content-type'] = request.headers['content-type'] ?? 'application/json';
+    buildUpstreamRequestHeaders(request, headers);
+    const queryAt = request.url.indexOf('?');
+    const query = route.upstreamTarget.search || (queryAt > 0 ? request.url.slice(queryAt) : '');
+    tg.upstreamStartedAt = process.hrtime.bigint();
+    route.agent.request(
+      { origin: endpoint.origin, path: route.upstreamTarget.pathname + query, method: 'POST', headers, body, signal: tg.abort },
+      (error: Error | null, data: Dispatcher.ResponseData) => {
+        if (error) {
+          handleUpstreamError(request, reply, error);
+          return;
+        }
+        const responseHeaders = data.headers as Record<string, string | string[] | undefined>;
+        delete responseHeaders['transfer-encoding'];
+        if (tg.abort.aborted) {
+          data.body.destroy();
+          return;
+        }
+        // This callback runs outside fastify's promise chain: nothing may throw out of it.
+        try {
+          reply.headers(buildClientResponseHeaders(responseHeaders, request));
+          reply.code(data.statusCode);
+        } catch (invalid) {
+          data.body.destroy();
+          sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream status or headers cannot be relayed', cause: invalid }));
+          return;
+        }
+        relay(request, reply, { statusCode: data.statusCode, headers: responseHeaders, stream: data.body });
+      },
+    );
+  };
+
+  const forward: Forward = (request, reply) => {
+    const body = request.tg.mcp?.body;
+    if (body && request.method === 'POST') {
+      forwardBody(request, reply, body);
+      return;
+    }
+    const hooks: ReplyFromOptions = {
+      getUpstream: (req) => (req as FastifyRequest).tg.instance!.url,
+      rewriteRequestHeaders: (req, headers) => {
+        const built = buildUpstreamRequestHeaders(req as FastifyRequest, headers);
+        // reply-from has one dispatcher for every route (RouteDispatcher); it takes this one.
+        (built as Record<symbol, unknown>)[kUpstreamAgent] = (req as FastifyRequest).tg.route.agent;
+        return built;
+      },
+      rewriteHeaders: (headers, req) => buildClientResponseHeaders(headers, req as FastifyRequest | undefined),
+      onResponse: (req, rep, res) => relay(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse),
+      onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),
+    };
+    if (request.tg.mcp) {
+      hooks.body = request.tg.mcp.body;
+      hooks.contentType = request.headers['content-type'] ?? 'application/json';
+    }
+    request.tg.upstreamStartedAt = process.hrtime.bigint();
+    reply.from(request.tg.route.upstreamPath, hooks);
+  };
+
+  const handleUpstreamError = (request: FastifyRequest, reply: FastifyReply, error: Error): void => {
+    const tg = request.tg;
+    if (tg.abort.aborted) return; // the client left; nobody to answer
+    const { pool } = tg.route;
+    const kind = classifyUpstreamError(error);
+    deps.metrics.upstreamErrors.inc({ upstream: pool.upstream, kind });
+    if (kind === 'refused' && tg.instance) {
+      pool.markRefused(tg.instance);
+      request.log.warn({ instance: tg.instance.url, upstream: pool.upstream }, 'upstream instance refused the connection; cooling down');
+      if (canFailOver(request)) {
+        // Nothing reached the refusing instance, so the same bytes may go to another.
+        const refused = (tg.refused ??= new Set());
+        refused.add(tg.instance.url);
+        const next = pool.selectInstance(Date.now(), refused);
+        if (next && !refused.has(next.url)) {
+          tg.instance = next;
+          forward(request, reply);
+          return;
+        }
+      }
+    } else {
+      request.log.warn({ err: error, instance: tg.instance?.url, upstream: pool.upstream }, 'upstream request failed');
+    }
+    const code = kind === 'timeout' ? 'TG_ERR_UPSTREAM_TIMEOUT' : kind === 'refused' ? 'TG_ERR_UPSTREAM_UNAVAILABLE' : 'TG_ERR_BAD_GATEWAY';
+    sendGatewayError(request, reply, new GatewayError(code, { cause: error }));
+  };
+
+  return forward;
+}
+
+type UpstreamErrorKind = 'refused' | 'timeout' | 'reset' | 'other';
+
+function classifyUpstreamError(error: Error): UpstreamErrorKind {
+  const codes = [(error as { code?: string }).code, ((error as { cause?: { code?: string } }).cause)?.code];
+  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ENOTFOUND' || c === 'EHOSTUNREACH')) return 'refused';
+  if (codes.some((c) => c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'FST_REPLY_FROM_GATEWAY_TIMEOUT')) return 'timeout';
+  if (codes.some((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET')) return 'reset';
+  return 'other';
+}
+
+/**
+ * The client's headers as reply-from copies them for the upstream: without `connection`, the
+ * names it lists and `transfer-encoding`. The caller sets Host, length and type for the body it
+ * sends; the rest of the hop-by-hop headers go in buildUpstreamRequestHeaders.
+ */
+function copyRequestHeaders(incoming: IncomingHttpHeaders): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = { ...incoming };
+  const listed = headers.connection;
+  if (typeof listed === 'string') {
+    for (const name of listed.split(',')) {
+      const trimmed = name.trim().toLowerCase();
+      if (trimmed) delete headers[trimmed];
+    }
+  }
+  delete headers.connection;
+  delete headers['transfer-encoding'];
+  return headers;
+}

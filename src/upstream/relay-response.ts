@@ -1,0 +1,90 @@
+/**
+ * The way back (Envoy's "a response flows back through the same filters in reverse"): the
+ * upstream's answer reaches the client through the routing stage's session bookkeeping and the
+ * tasks stage's rewriting. A JSON reply is read whole and rewritten; an event stream passes
+ * through the SSE tap event by event; anything else is relayed as it comes.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { rewriteJsonReply, type MessageHook } from '../mcp/json-reply.js';
+import { isEventStream, isJson } from '../mcp/media-type.js';
+import { createSseTap } from '../mcp/sse-tap.js';
+import { recordSessionOutcome } from '../routing/route-stage.js';
+import type { Store } from '../store/store.js';
+import { createTaskResponseHook } from '../tasks/task-responses.js';
+import { readBounded, relayThrough } from './relay-streams.js';
+
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
+}
+
+export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
+  const tg = request.tg;
+  const { snapshot, route } = tg;
+  if (tg.upstreamStartedAt !== undefined) {
+    route.upstreamHeadersDuration.observe(Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9);
+  }
+  if (tg.instance) route.pool.markHealthy(tg.instance);
+  try {
+    await recordSessionOutcome(request, res.statusCode, headerValue(res.headers['mcp-session-id']), store, snapshot.sessions);
+  } catch (error) {
+    res.stream.destroy();
+    sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
+    return;
+  }
+  const contentType = headerValue(res.headers['content-type']);
+  const hook = createTaskResponseHook(snapshot.tasks, request);
+  if (isJson(contentType) && tg.mcp) {
+    await relayJsonReply(request, reply, res, hook);
+    return;
+  }
+  if (!isEventStream(contentType)) {
+    reply.send(res.stream);
+    return;
+  }
+  // Intermediaries must not buffer MCP event streams (2026-07-28 transport: SHOULD).
+  reply.header('x-accel-buffering', 'no');
+  reply.removeHeader('content-length');
+  const tap = createSseTap({ maxEventBytes: snapshot.config.limits.maxSseEventBytes, onMessage: hook });
+  relayThrough(res.stream, tap, (error) => {
+    if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
+  });
+  reply.send(tap);
+}
+
+/**
+ * A JSON reply is read whole (it is one message, bounded by limits.maxResponseBytes) so the
+ * tasks stage can see and rewrite it. One too large to inspect is refused rather than
+ * relayed unseen: it could carry a backend task id.
+ */
+async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, hook: MessageHook): Promise<void> {
+  let body: Buffer;
+  try {
+    body = await readBounded(res.stream, request.tg.snapshot.config.limits.maxResponseBytes);
+  } catch (error) {
+    if (request.tg.abort.aborted) return;
+    sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
+    return;
+  }
+  let rewritten: Buffer | null;
+  try {
+    rewritten = await rewriteJsonReply(body, hook);
+  } catch (error) {
+    // A store that failed mid-rewrite is already a 503 from the catalogue; anything else is ours.
+    sendGatewayError(request, reply, toGatewayError(error));
+    return;
+  }
+  if (request.tg.replyStatus !== undefined) reply.code(request.tg.replyStatus).headers(request.tg.replyHeaders ?? {});
+  if (rewritten === null) {
+    reply.code(202).removeHeader('content-type').removeHeader('content-length').send();
+    return;
+  }
+  reply.header('content-length', rewritten.length).send(rewritten);
+}
+
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
