@@ -117,7 +117,7 @@ describe('the container image, built and run', { skip: SKIP }, () => {
   const requireImage = () => {
     assert.ok(ENGINE, `no container engine answers, and TASKGATE_REQUIRE_CONTAINER_ENGINE=true: ${'reason' in found ? found.reason : ''}`);
     assert.ok(build, 'the image was not built');
-    assert.equal(build.code, 0, `${ENGINE} build failed:\n${output(build)}`);
+    assert.equal(build.code, 0, `${ENGINE} build failed (the base image comes from Docker Hub unless TASKGATE_NODE_IMAGE names another):\n${output(build)}`);
   };
   const mount = (file: string, at = POLICY_PATH) => ['--volume', `${join(dir, file)}:${at}:ro`];
 
