@@ -9,6 +9,7 @@ type FieldKind = 'string' | 'number' | 'boolean';
 /** Every property of a record, with how it is written; a new property fails the typecheck here. */
 const FIELDS = {
   handle: 'string',
+  kind: 'string',
   owner: 'string',
   upstream: 'string',
   instance: 'string',
@@ -68,7 +69,10 @@ export function decodeTask(fields: Record<string, string> | readonly string[]): 
     else if (kind === 'boolean') record[field] = value === '1';
     else if (kind === 'string') record[field] = value;
   }
-  return typeof record.handle === 'string' ? (record as unknown as TaskRecord) : undefined;
+  if (typeof record.handle !== 'string') return undefined;
+  // Records written before tasks had a kind were all taken over from a backend.
+  record.kind ??= 'backend';
+  return record as unknown as TaskRecord;
 }
 
 function pairsOf(flat: readonly string[]): [string, string][] {

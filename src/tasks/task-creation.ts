@@ -37,6 +37,7 @@ export async function registerCreatedTask(
   const poll = deps.policy.poll;
   const record: TaskRecord = {
     handle: mintHandle(),
+    kind: 'backend',
     owner: ownerOf(request),
     upstream: tg.route.pool.upstream,
     instance: instance.url,
