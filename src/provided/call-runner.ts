@@ -25,6 +25,11 @@ export interface CallTarget {
 export interface CallLimits {
   /** The call may take this long in all, headers and body (the task's own timeout). */
   readonly timeoutMs: number;
+  /**
+   * 2025-11-25: a disconnect is no cancellation there, so a call the gateway stops is first
+   * named in notifications/cancelled in its session. (2026: closing the stream is the cancel.)
+   */
+  readonly cancelNotice: boolean;
   readonly maxResponseBytes: number;
   readonly maxSseEventBytes: number;
 }
@@ -45,6 +50,8 @@ export type CallOutcome =
   | { readonly kind: 'failure'; readonly failure: CallFailure; readonly message: string };
 
 const PROGRESS_TEXT_MAX = 512;
+/** How long a 2025 backend is given to take notifications/cancelled before its call is cut. */
+const CANCEL_NOTICE_MS = 1000;
 
 export class CallRunner {
   readonly callId: string;
@@ -79,9 +86,10 @@ export class CallRunner {
 
   /**
    * 2025-11-25: tells the backend that this call is cancelled (notifications/cancelled with the
-   * call's id, in its session), waiting at most `ms` for the backend to take it. Best effort.
+   * call's id, in its session), waiting at most CANCEL_NOTICE_MS for it. Best effort.
    */
-  async notifyCancelled(reason: string, ms: number): Promise<void> {
+  private async notifyCancelled(reason: string): Promise<void> {
+    const ms = CANCEL_NOTICE_MS;
     const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: this.callId, reason } });
     try {
       const reply = await this.target.dispatcher.request({
@@ -99,11 +107,18 @@ export class CallRunner {
     }
   }
 
-  /** Stops the call; the outcome settles as a failure of `failure` with `message`. */
+  /**
+   * Stops the call; the outcome settles as a failure of `failure` with `message`. A 2025
+   * backend is told first (at most CANCEL_NOTICE_MS).
+   */
   abort(failure: CallFailure, message: string): void {
-    if (this.controller.signal.aborted) return;
+    if (this.abortReason) return;
     this.abortReason = { failure, message };
-    this.controller.abort();
+    if (!this.limits.cancelNotice) {
+      this.controller.abort();
+      return;
+    }
+    void this.notifyCancelled(message).finally(() => this.controller.abort());
   }
 
   private async run(body: string): Promise<CallOutcome> {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import { TASKS_EXTENSION, CLIENT_CAPABILITIES_META } from '../mcp/era.js';
+import { CLIENT_CAPABILITIES_META, isModernVersion, TASKS_EXTENSION } from '../mcp/era.js';
 import type { Instance } from '../routing/balancer.js';
 import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
 import { isObject } from '../tasks/task-shapes.js';
@@ -70,5 +70,6 @@ export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'ext
   // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
   const params = { ...plan.call.params, ...plan.extraParams, _meta: { ...meta, progressToken: callId } };
   const body = JSON.stringify({ jsonrpc: '2.0', id: callId, method: 'tools/call', params });
-  return new CallRunner(callId, body, target, { timeoutMs: plan.timeoutMs, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+  const cancelNotice = !isModernVersion(target.headers['mcp-protocol-version']);
+  return new CallRunner(callId, body, target, { timeoutMs: plan.timeoutMs, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
 }

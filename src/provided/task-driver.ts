@@ -25,8 +25,6 @@ export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const MAX_PENDING_REQUESTS = 32;
 /** Progress is written to the store at most this often (the latest text wins). */
 const PROGRESS_WRITE_MS = 500;
-/** How long a 2025 backend is given to take notifications/cancelled before its call is cut. */
-const CANCEL_NOTICE_MS = 1000;
 
 export interface DriverSettings {
   readonly era: Era;
@@ -46,7 +44,6 @@ export class TaskDriver implements HeldCall {
   private leaseTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private progress: { text: string; timer: NodeJS.Timeout } | undefined;
-  private cancelled = false;
   private readonly startedAt = performance.now();
 
   /** `start` sends the call, reporting to this driver. */
@@ -81,9 +78,6 @@ export class TaskDriver implements HeldCall {
   }
 
   async cancel(): Promise<void> {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    if (this.settings.era === 'legacy') await this.runner.notifyCancelled('the task was cancelled', CANCEL_NOTICE_MS);
     this.runner.abort('aborted', 'the task was cancelled');
   }
 
