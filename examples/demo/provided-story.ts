@@ -6,6 +6,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 export interface Narrator {
   step(text: string): void;
@@ -30,7 +31,7 @@ export async function legacyPlainServer(url: string, token: string, say: Narrato
         if (line !== last) say.detail(`taskStatus: ${line}`);
         last = line;
       }
-      if (event.type === 'result') say.detail(`result: ${event.result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join(' ')}`);
+      if (event.type === 'result') say.detail(`result: ${(event.result as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join(' ')}`);
       if (event.type === 'error') say.detail(`error: ${event.error.message}`);
     }
   } finally {

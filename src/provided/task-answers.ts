@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.js';
-import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedContext } from './provided-context.js';
@@ -117,6 +117,3 @@ export async function applyUpdate(deps: TaskDeps, message: JsonRpcRequest, recor
   return { answer, retry: { ...retry, record: moved.after.record, view: { record: moved.after.record, state: moved.after.state, rev: moved.before.rev + 1 } } };
 }
 
-export function isEnded(record: TaskRecord): boolean {
-  return isTerminalStatus(record.status);
-}

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Era } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { StoreUnavailableError } from '../store/store-unavailable.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
 import { mintServerRequestId } from '../tasks/handle.js';
@@ -23,6 +24,8 @@ import { transition } from './transitions.js';
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** 2025: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
 const MAX_PENDING_REQUESTS = 32;
+/** How long a call's outcome is retried while the store is away (at least four leases). */
+const OUTCOME_WRITE_BUDGET_MS = 60_000;
 /** Progress is written to the store at most this often (the latest text wins). */
 const PROGRESS_WRITE_MS = 500;
 
@@ -88,20 +91,39 @@ export class TaskDriver implements HeldCall {
 
   private async finish(outcome: CallOutcome): Promise<void> {
     const record = await this.attachment;
-    this.stop();
     this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, (performance.now() - this.startedAt) / 1000);
-    if (!record) return;
-    const step = stepForOutcome(outcome, this.settings.era, this.settings.limits);
-    try {
-      if (step.kind === 'retry') {
-        this.settings.retry(record, this.runner, step.requestState);
+    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits) : undefined;
+    if (!record || step?.kind === 'retry') {
+      this.stop();
+      // The next call of the same task takes the lease over (same replica): not released here.
+      if (record && step?.kind === 'retry') this.settings.retry(record, this.runner, step.requestState);
+      return;
+    }
+    // The lease is kept while the outcome is being written: it may take a while if the store is away.
+    if (step?.kind === 'decide') await this.writeOutcome(record, step.decide);
+    this.stop();
+    await this.ctx.store.releaseLease(record.handle, this.ctx.replica).catch(() => undefined);
+  }
+
+  /**
+   * Writes the outcome into the task; while the store is away, tries again every second, up to
+   * OUTCOME_WRITE_BUDGET_MS. If the lease lapses meanwhile, another replica ends the task
+   * failed, and this write then finds it ended and changes nothing.
+   */
+  private async writeOutcome(record: TaskRecord, decide: Parameters<typeof transition>[2]): Promise<void> {
+    const until = Date.now() + Math.max(OUTCOME_WRITE_BUDGET_MS, this.settings.leaseMs * 4);
+    for (;;) {
+      try {
+        const moved = await transition(this.ctx.store, record.handle, decide);
+        if (moved) this.observe(moved.before.record, moved.status);
         return;
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError) || Date.now() > until) {
+          this.ctx.logger.error({ err: error, upstream: this.settings.upstream, tool: record.tool }, 'could not write a provided task\'s outcome');
+          return;
+        }
+        await sleep(1000);
       }
-      if (step.kind === 'none') return;
-      const moved = await transition(this.ctx.store, record.handle, step.decide);
-      if (moved) this.observe(moved.before.record, moved.status);
-    } finally {
-      await this.ctx.store.releaseLease(record.handle, this.ctx.replica).catch(() => undefined);
     }
   }
 
