@@ -10,6 +10,7 @@ import { Cluster } from 'ioredis';
 import pino from 'pino';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
+import { defineProvidedContract } from './provided-contract.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
 import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
 
@@ -31,6 +32,7 @@ if (!redisServerInstalled()) {
     after(() => cluster?.stop());
 
     defineStoreContract('redis (cluster)', { create: newStore });
+    defineProvidedContract('redis (cluster)', { create: newStore });
 
     it('survives a node connection that reports two errors (ioredis listens for one)', async () => {
       const client = createRedisClient(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`) })) as Cluster;
