@@ -5,6 +5,7 @@
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  */
 import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
 import { decidePoll, type PollState } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
@@ -151,14 +152,20 @@ export class MemoryTaskTable {
     if (this.leases.get(handle)?.holder === holder) this.leases.delete(handle);
   }
 
-  /** Lapsed leases are handed out once: taking one removes it. */
+  /**
+   * A lapsed lease is handed out once: taking it holds it under no replica's name for
+   * LAPSED_LEASE_CLAIM_MS (provided-store.ts). Those of tasks that ended or expired are dropped.
+   */
   takeLapsedLeases(now: number, limit: number): string[] {
     const lapsed: string[] = [];
     for (const [handle, lease] of this.leases) {
       if (lapsed.length >= limit) break;
-      if (lease.until < now) lapsed.push(handle);
+      if (lease.until >= now) continue;
+      const record = this.records.get(handle);
+      if (!record || record.expiresAt <= now || isTerminalStatus(record.status)) this.leases.delete(handle);
+      else lapsed.push(handle);
     }
-    for (const handle of lapsed) this.leases.delete(handle);
+    for (const handle of lapsed) this.leases.set(handle, { holder: TAKEN_LEASE_HOLDER, until: now + LAPSED_LEASE_CLAIM_MS });
     return lapsed;
   }
 

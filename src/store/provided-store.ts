@@ -35,10 +35,20 @@ export interface ProvidedStore {
   /**
    * Up to `limit` handles whose lease lapsed before `now` without being released or renewed:
    * the replica running the call stopped. Each is handed to one caller, which fails the task
-   * if it still says `working`.
+   * if it still says `working`. Taking a lease holds it for LAPSED_LEASE_CLAIM_MS under no
+   * replica's name: the holder that lapsed can no longer renew it (it must stop its call),
+   * and should the caller die before it ends the task, the lease lapses again and is handed
+   * out again. A lapsed lease of a task that ended, expired or is gone is dropped, not
+   * handed out.
    */
   takeLapsedLeases(now: number, limit: number): Promise<string[]>;
 }
+
+/** How long a lease handed out by takeLapsedLeases stays taken (the taker's time to end the task). */
+export const LAPSED_LEASE_CLAIM_MS = 15_000;
+
+/** The holder of a lease that takeLapsedLeases handed out: no replica's name (a replica's never starts with NUL). */
+export const TAKEN_LEASE_HOLDER = '\u0000taken';
 
 /**
  * Change announcements between replicas. Best effort by design: a replica may miss some (a

@@ -3,6 +3,7 @@
  * `status` and `expiresAt` directly and an update writes only what changed.
  */
 import type { TaskPatch, TaskRecord } from '../task-model/task-record.js';
+import { taskKeyTtl } from './redis-keys.js';
 
 type FieldKind = 'string' | 'number' | 'boolean';
 
@@ -56,6 +57,13 @@ export function encodePatch(patch: TaskPatch): { set: string[]; remove: string[]
     else if (OPTIONAL.has(field)) remove.push(field);
   }
   return { set, remove };
+}
+
+/** ARGV of an update as patch_task reads it (redis-scripts.ts). */
+export function patchArgs(patch: TaskPatch, now: number): string[] {
+  const { set, remove } = encodePatch(patch);
+  const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, now));
+  return [newTtl, String(set.length), ...set, ...remove];
 }
 
 /** A record from HGETALL (or a flat field/value list); undefined when there is none. */
