@@ -121,7 +121,7 @@ export class ProvidedTasks {
     const lapsed = await this.ctx.store.takeLapsedLeases(now, LAPSED_BATCH);
     let ended = 0;
     for (const handle of lapsed) {
-      if (this.ctx.held.has(handle)) continue; // this replica still holds it: its renewal catches up
+      // A call this replica still holds lost its lease too: its next renewal is refused and stops it.
       const message = 'the gateway replica running this task stopped before the backend answered';
       const moved = await transition(this.ctx.store, handle, (view) =>
         view.record.status === 'working' ? ending('failed', failureOutcome(message), message, statusMessageMax)(view) : undefined,
