@@ -17,6 +17,7 @@ export const TASKGATE_RPC_CODES = {
   rateLimited: -31003,
   unavailable: -31004,
   upstreamFailed: -31005,
+  gatewayBusy: -31006,
 } as const;
 
 export type ErrorCode =
@@ -31,6 +32,8 @@ export type ErrorCode =
   | 'TG_ERR_METHOD_NOT_FOUND'
   | 'TG_ERR_INVALID_PARAMS'
   | 'TG_ERR_TASK_NOT_FOUND'
+  | 'TG_ERR_TASK_TERMINAL'
+  | 'TG_ERR_TASK_CANCELLED'
   | 'TG_ERR_INVALID_CURSOR'
   | 'TG_ERR_HOST_NOT_ALLOWED'
   | 'TG_ERR_ORIGIN_NOT_ALLOWED'
@@ -43,6 +46,7 @@ export type ErrorCode =
   | 'TG_ERR_POLL_TOO_EARLY'
   | 'TG_ERR_TOO_MANY_TASKS'
   | 'TG_ERR_RATE_LIMITED'
+  | 'TG_ERR_GATEWAY_BUSY'
   | 'TG_ERR_UPSTREAM_UNAVAILABLE'
   | 'TG_ERR_UPSTREAM_TIMEOUT'
   | 'TG_ERR_BAD_GATEWAY'
@@ -74,6 +78,8 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_METHOD_NOT_FOUND: 'A method this protocol revision does not have, answered by the gateway itself.',
   TG_ERR_INVALID_PARAMS: 'Required params are missing or malformed (for example a 2026-07-28 request without its `_meta` protocol version).',
   TG_ERR_TASK_NOT_FOUND: 'A task handle that is unknown, expired or owned by someone else: one identical answer for all three.',
+  TG_ERR_TASK_TERMINAL: 'A 2025-11-25 tasks/cancel of a task the gateway runs itself that has already ended (completed, failed or cancelled).',
+  TG_ERR_TASK_CANCELLED: 'A 2025-11-25 tasks/result of a task the gateway runs itself that was cancelled: it has no result.',
   TG_ERR_INVALID_CURSOR: 'A 2025-11-25 tasks/list cursor the gateway did not issue.',
   TG_ERR_HOST_NOT_ALLOWED: 'The Host header names a host outside `listen.allowedHosts` (DNS-rebinding protection).',
   TG_ERR_ORIGIN_NOT_ALLOWED: 'An Origin header outside `listen.allowedOrigins` and the publicUrl origin.',
@@ -86,6 +92,7 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_POLL_TOO_EARLY: 'A task was polled sooner than its poll interval (poll mode `reject`). Carries Retry-After.',
   TG_ERR_TOO_MANY_TASKS: 'The principal already holds the maximum number of live tasks.',
   TG_ERR_RATE_LIMITED: 'A per-principal rate limit was exceeded. Carries Retry-After.',
+  TG_ERR_GATEWAY_BUSY: 'A 2025-11-25 task creation for a tool the gateway runs itself while this replica already holds `tasks.provided.maxRunning` backend calls. Carries Retry-After.',
   TG_ERR_UPSTREAM_UNAVAILABLE: 'Every instance of the upstream refused the connection (or the one holding the session refused it). Carries Retry-After: 5.',
   TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
   TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
@@ -120,6 +127,11 @@ export function describeError(code: ErrorCode): ErrorDescription {
       // One answer for unknown, expired and foreign tasks (DESIGN.md §3): nothing in it may
       // tell them apart, so the message names none of those reasons.
       return { httpStatus: 200, rpcCode: -32602, message: 'Failed to retrieve task: Task not found' };
+    case 'TG_ERR_TASK_TERMINAL':
+      return { httpStatus: 200, rpcCode: -32602, message: 'Cannot cancel task: already in a terminal status' };
+    case 'TG_ERR_TASK_CANCELLED':
+      // What the MCP SDK's own task store answers for the result of a cancelled task.
+      return { httpStatus: 200, rpcCode: -32603, message: 'Task was cancelled: it has no result' };
     case 'TG_ERR_INVALID_CURSOR':
       return { httpStatus: 200, rpcCode: -32602, message: 'Invalid params: unknown cursor' };
     case 'TG_ERR_HOST_NOT_ALLOWED':
@@ -145,6 +157,8 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached' };
     case 'TG_ERR_RATE_LIMITED':
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
+    case 'TG_ERR_GATEWAY_BUSY':
+      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.gatewayBusy, message: 'Too Many Requests: this replica runs as many tasks as it may', retryAfterSeconds: 5 };
     case 'TG_ERR_UPSTREAM_UNAVAILABLE':
       // A refusing instance cools down for upstreams.*.cooldown (10 s by default).
       return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable', retryAfterSeconds: 5 };

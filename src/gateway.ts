@@ -20,6 +20,7 @@ import { registerRequestLog } from './observability/request-log.js';
 import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
 import { PolicySnapshot, type SharedParts } from './policy-snapshot.js';
+import { ProvidedTasks } from './provided/provided-tasks.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
@@ -102,10 +103,13 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         app.server.closeAllConnections();
       }, config.limits.drainTimeout);
       drain.unref();
+      const started = Date.now();
       try {
         await app.close();
       } finally {
         clearTimeout(drain);
+        // Calls of gateway-run tasks get what is left of the drain time, then end failed.
+        await shared.provided.close(Math.max(0, config.limits.drainTimeout - (Date.now() - started)));
         await sweeper.stop();
         await admin.close();
         await currentPolicy().close();
@@ -129,5 +133,6 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const audit = createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination);
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit);
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map() }, audit, hashHandle };
+  const provided = new ProvidedTasks({ store, logger, observer, metrics });
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided }, audit, hashHandle };
 }

@@ -14,6 +14,7 @@ import type { Config } from './config/index.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { TaskObserver } from './observability/task-observer.js';
+import type { ProvidedTasks } from './provided/provided-tasks.js';
 import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from './routing/route-stage.js';
 import type { Store } from './store/store.js';
@@ -30,6 +31,8 @@ export interface SharedParts {
   readonly observer: TaskObserver;
   /** Open 2025 tasks/result waits per principal on this replica (survives a policy swap). */
   readonly resultWaits: Map<string, number>;
+  /** Tasks the gateway runs itself: their calls outlive any one policy. */
+  readonly provided: ProvidedTasks;
 }
 
 /** A policy route with everything a request on it needs, resolved once. */
@@ -77,6 +80,7 @@ export class PolicySnapshot {
       logger: shared.logger,
       resultWaits: shared.resultWaits,
       observer: shared.observer,
+      provided: shared.provided,
       callUpstream: createUpstreamCaller({
         dispatcherFor: (name) => this.upstreams.agents.get(name),
         credentialHeadersFor: (name) => {

@@ -18,6 +18,11 @@ export interface ExampleServerOptions {
   enableJsonResponse?: boolean;
   /** Keep every session's events so `GET` with `Last-Event-ID` can resume a stream. */
   eventStore?: boolean;
+  /**
+   * false: a server with no tasks at all (no capability, no task tools), as most deployed
+   * servers are: what the gateway's own tasks (upstreams.*.providedTasks) are for.
+   */
+  tasks?: boolean;
 }
 
 export interface RecordedRequest {
@@ -38,6 +43,8 @@ export interface ExampleServerStats {
   readonly requests: RecordedRequest[];
   /** Requests whose client went away before the response finished. */
   aborted: number;
+  /** Tool calls cancelled by their client (notifications/cancelled) while they worked. */
+  cancelled: number;
   reset(): void;
 }
 
@@ -73,23 +80,24 @@ export async function startExampleServer(opts: ExampleServerOptions = {}): Promi
   const stats: ExampleServerStats = {
     requests,
     aborted: 0,
+    cancelled: 0,
     reset() {
       requests.length = 0;
       stats.aborted = 0;
+      stats.cancelled = 0;
     },
   };
+  const withTasks = opts.tasks ?? true;
 
   const newSession = async (): Promise<Session> => {
     const mcp = new McpServer(
       { name, version: '1.0.0' },
-      {
-        capabilities: { logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-        taskStore,
-        taskMessageQueue,
-      },
+      withTasks
+        ? { capabilities: { logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore, taskMessageQueue }
+        : { capabilities: { logging: {} } },
     );
-    registerExampleTools(mcp);
-    registerTaskTools(mcp, shutdown.signal);
+    registerExampleTools(mcp, { onCancelled: () => (stats.cancelled += 1) });
+    if (withTasks) registerTaskTools(mcp, shutdown.signal);
     registerConformanceFixtures(mcp);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -3,8 +3,48 @@ import * as z from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
+/** What the plain tools tell the server's stats. */
+export interface ToolHooks {
+  /** A call was cancelled by its client (notifications/cancelled) while it worked. */
+  onCancelled?(tool: string): void;
+}
+
 /** Plain (non-task) tools: the traffic shapes a gateway has to pass through untouched. */
-export function registerExampleTools(server: McpServer): void {
+export function registerExampleTools(server: McpServer, hooks: ToolHooks = {}): void {
+  // A long plain call, the kind the gateway can turn into a task: progress on the way, and it
+  // stops when the client cancels it (notifications/cancelled aborts extra.signal).
+  server.registerTool(
+    'slow_report',
+    {
+      description: 'Works for `seconds` in `steps`, reporting progress, then returns a report.',
+      inputSchema: { seconds: z.number().min(0).max(3600), steps: z.number().int().min(1).max(100).default(4) },
+    },
+    async ({ seconds, steps }, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      try {
+        for (let i = 1; i <= steps; i++) {
+          await sleep((seconds * 1000) / steps, undefined, { signal: extra.signal });
+          if (progressToken !== undefined && i < steps) {
+            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: i, total: steps, message: `step ${i} of ${steps}` } });
+          }
+        }
+      } catch (error) {
+        if (extra.signal.aborted) hooks.onCancelled?.('slow_report');
+        throw error;
+      }
+      return { content: [{ type: 'text', text: `Report ready after ${seconds}s` }] };
+    },
+  );
+
+  server.registerTool(
+    'report_error',
+    { description: 'Works briefly, then reports a tool error (isError: true).', inputSchema: { ms: z.number().int().min(0).max(60_000).default(50) } },
+    async ({ ms }) => {
+      await sleep(ms);
+      return { content: [{ type: 'text', text: 'The report could not be made: source unavailable' }], isError: true };
+    },
+  );
+
   server.registerTool(
     'echo',
     { description: 'Returns its text argument unchanged.', inputSchema: { text: z.string() } },

@@ -27,6 +27,11 @@ export interface ModernTaskServerOptions {
   defaultTtlMs?: number;
   /** How long the fixed-length tools (fail_task, tool_error, requires_task, …) work. */
   workMs?: number;
+  /**
+   * false: the SDK's server as it comes, with no task runtime: no extension in server/discover,
+   * no tasks/* handlers, every tool call answered synchronously (MRTR input included).
+   */
+  tasks?: boolean;
 }
 
 export interface RecordedRequest {
@@ -73,14 +78,15 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
   const registry = new TaskRegistry({ pollIntervalMs: opts.pollIntervalMs ?? 500, ttlMs: opts.defaultTtlMs ?? 600_000 });
   const timings = { workMs: opts.workMs ?? 200 };
   const tools = [...exampleTools(timings), ...conformanceFixtures(timings)];
+  const withTasks = opts.tasks ?? true;
   const mcp = createMcpHandler(
     () => {
       const server = new TaskAwareServer(
         { name, version: '1.0.0' },
-        { capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } },
+        { capabilities: withTasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} } },
       );
-      registerTools(server, tools, registry);
-      registerTaskHandlers(server, registry);
+      registerTools(server, tools, withTasks ? registry : undefined);
+      if (withTasks) registerTaskHandlers(server, registry);
       return server;
     },
     { legacy: 'reject' },

@@ -92,7 +92,8 @@ export class TaskAwareServer extends Server {
   }
 }
 
-export function registerTools(server: Server, tools: readonly ModernTool[], registry: TaskRegistry): void {
+/** `registry` undefined: no task runtime, every call runs synchronously. */
+export function registerTools(server: Server, tools: readonly ModernTool[], registry: TaskRegistry | undefined): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   server.setRequestHandler('tools/list', () => ({
     tools: tools.map((tool) => ({
@@ -107,7 +108,7 @@ export function registerTools(server: Server, tools: readonly ModernTool[], regi
     const parsed = tool.input.safeParse(request.params.arguments ?? {});
     if (!parsed.success) return text(`Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`, true);
 
-    const asTask = tool.taskSupport !== 'forbidden' && declaresTasks(ctx);
+    const asTask = registry !== undefined && tool.taskSupport !== 'forbidden' && declaresTasks(ctx);
     if (tool.taskSupport === 'required' && !asTask) throw missingTasksCapability(`tool ${tool.name}`);
 
     const responses = ctx.mcpReq.inputResponses ?? {};
@@ -116,7 +117,7 @@ export function registerTools(server: Server, tools: readonly ModernTool[], regi
       return { resultType: 'input_required', inputRequests: gather } as never;
     }
     const gathered = pick(responses, Object.keys(gather));
-    if (asTask) return registry.create((job) => tool.run(parsed.data, job, gathered)) as never;
+    if (asTask && registry) return registry.create((job) => tool.run(parsed.data, job, gathered)) as never;
     return runSynchronously(tool, parsed.data, gathered, ctx);
   });
 }

@@ -41,6 +41,20 @@ export function exampleTools({ workMs }: ToolTimings): ModernTool[] {
       },
     }),
     defineTool({
+      name: 'slow_then_ask',
+      description: 'Works for a while, then asks for a name (MRTR when synchronous), then greets.',
+      input: z.object({}),
+      taskSupport: 'optional',
+      run: async (_args, job) => {
+        await job.sleep(workMs);
+        const answers = await job.requestInput({
+          name: elicitation('Please enter your name.', { name: { type: 'string' } }),
+        });
+        const name = acceptedContent(answers, 'name')?.name;
+        return typeof name === 'string' ? text(`Hello at last, ${name}`) : text('No name was given', true);
+      },
+    }),
+    defineTool({
       name: 'fail_task',
       description: 'Fails with a JSON-RPC error (a failed task, or an error response when synchronous).',
       input: z.object({}),

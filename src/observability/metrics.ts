@@ -78,6 +78,10 @@ export interface GatewayMetrics {
   readonly jwtVerifications: Counter<'outcome'>;
   readonly jwksRefreshes: Counter<'outcome'>;
   readonly logLinesDropped: Counter<'log'>;
+  readonly providedCallsRunning: Gauge;
+  readonly providedTasksEnded: Counter<'upstream' | 'outcome'>;
+  readonly providedCallDuration: Histogram<'upstream'>;
+  readonly providedLeaseTakeovers: Counter;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -191,6 +195,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_jwks_refreshes_total',
       help: 'Fetches of remote JSON Web Key Sets by outcome (ok, error).',
       labelNames: ['outcome'],
+      registers,
+    }),
+    providedCallsRunning: new Gauge({
+      name: 'taskgate_provided_calls_running',
+      help: 'Backend calls this replica holds for tasks it runs itself (tasks.provided.maxRunning bounds new ones).',
+      registers,
+    }),
+    providedTasksEnded: new Counter({
+      name: 'taskgate_provided_tasks_ended_total',
+      help: 'Tasks the gateway ran itself that ended, by upstream and outcome (completed, failed, cancelled).',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    }),
+    providedCallDuration: new Histogram({
+      name: 'taskgate_provided_call_duration_seconds',
+      help: 'How long the backend calls of gateway-run tasks took, from sending to their outcome.',
+      labelNames: ['upstream'],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    }),
+    providedLeaseTakeovers: new Counter({
+      name: 'taskgate_provided_lease_takeovers_total',
+      help: 'Gateway-run tasks ended failed by a replica because the replica running their call stopped renewing its lease.',
       registers,
     }),
   };

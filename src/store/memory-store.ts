@@ -2,6 +2,8 @@
 import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
+import { MemoryTaskEvents } from './memory-task-events.js';
+import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { changesNothing, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
 export interface MemoryStoreOptions {
@@ -16,6 +18,7 @@ export interface MemoryStoreOptions {
 
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
+  readonly events = new MemoryTaskEvents();
   private readonly sessions: TtlMap<string>;
   private readonly serverRequests: TtlMap<ServerRequestRoute>;
   private readonly tasks: MemoryTaskTable;
@@ -64,6 +67,30 @@ export class MemoryStore implements Store {
 
   async deleteTask(handle: string): Promise<void> {
     this.tasks.delete(handle);
+  }
+
+  async createProvidedTask(record: TaskRecord, state: ProvidedState, maxLivePerOwner: number): Promise<CreateTaskOutcome> {
+    return this.tasks.createProvided(record, state, maxLivePerOwner, Date.now());
+  }
+
+  async readProvidedTask(handle: string): Promise<ProvidedTaskView | undefined> {
+    return this.tasks.readProvided(handle, Date.now());
+  }
+
+  async writeProvidedTask(handle: string, rev: number, patch: TaskPatch, state: ProvidedState): Promise<boolean> {
+    return this.tasks.writeProvided(handle, rev, patch, state, Date.now());
+  }
+
+  async holdLease(handle: string, holder: string, until: number): Promise<boolean> {
+    return this.tasks.holdLease(handle, holder, until, Date.now());
+  }
+
+  async releaseLease(handle: string, holder: string): Promise<void> {
+    this.tasks.releaseLease(handle, holder);
+  }
+
+  async takeLapsedLeases(now: number, limit: number): Promise<string[]> {
+    return this.tasks.takeLapsedLeases(now, limit);
   }
 
   async findTaskHandle(upstream: string, instance: string, upstreamTaskId: string): Promise<string | undefined> {
@@ -117,6 +144,7 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    await this.events.close();
     this.sessions.clear();
     this.serverRequests.clear();
     this.windows.clear();

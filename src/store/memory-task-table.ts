@@ -5,7 +5,9 @@
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  */
 import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
 import { decidePoll, type PollState } from '../task-model/poll-rule.js';
+import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
 export class MemoryTaskTable {
@@ -20,6 +22,10 @@ export class MemoryTaskTable {
    * (the benchmark saw 256 → 572 µs per creation).
    */
   private readonly liveByOwner = new Map<string, number>();
+  /** Provided tasks' state and revision (src/store/provided-store.ts), kept with the record. */
+  private readonly provided = new Map<string, { state: ProvidedState; rev: number }>();
+  /** Provided tasks' leases: which replica runs the backend call, until when. */
+  private readonly leases = new Map<string, { holder: string; until: number }>();
   private readonly maxTasks: number;
 
   constructor(maxTasks: number) {
@@ -72,6 +78,8 @@ export class MemoryTaskTable {
     if (!record) return;
     this.records.delete(handle);
     this.polls.delete(handle);
+    this.provided.delete(handle);
+    this.leases.delete(handle);
     this.unindexExpiry(handle, record.expiresAt);
     if (!isTerminalStatus(record.status)) this.countLive(record.owner, -1);
     this.byUpstreamId.delete(upstreamKey(record.upstream, record.instance, record.upstreamTaskId));
@@ -106,6 +114,59 @@ export class MemoryTaskTable {
 
   invalidatePoll(handle: string): void {
     this.polls.delete(handle);
+  }
+
+  createProvided(record: TaskRecord, state: ProvidedState, maxLivePerOwner: number, now: number): CreateTaskOutcome {
+    const outcome = this.create(record, maxLivePerOwner, now);
+    if (outcome === 'created') this.provided.set(record.handle, { state: structuredClone(state), rev: 1 });
+    return outcome;
+  }
+
+  readProvided(handle: string, now: number): ProvidedTaskView | undefined {
+    const record = this.get(handle, now);
+    const entry = this.provided.get(handle);
+    return record && entry ? { record, state: structuredClone(entry.state), rev: entry.rev } : undefined;
+  }
+
+  writeProvided(handle: string, rev: number, patch: TaskPatch, state: ProvidedState, now: number): boolean {
+    const record = this.records.get(handle);
+    const entry = this.provided.get(handle);
+    if (!record || !entry || record.expiresAt <= now || entry.rev !== rev) return false;
+    if (patch.status !== undefined && patch.status !== record.status) this.polls.delete(handle);
+    this.update(handle, patch);
+    entry.state = structuredClone(state);
+    entry.rev = rev + 1;
+    return true;
+  }
+
+  holdLease(handle: string, holder: string, until: number, now: number): boolean {
+    const record = this.records.get(handle);
+    if (!record || record.expiresAt <= now || isTerminalStatus(record.status)) return false;
+    const lease = this.leases.get(handle);
+    if (lease && lease.holder !== holder && lease.until > now) return false;
+    this.leases.set(handle, { holder, until });
+    return true;
+  }
+
+  releaseLease(handle: string, holder: string): void {
+    if (this.leases.get(handle)?.holder === holder) this.leases.delete(handle);
+  }
+
+  /**
+   * A lapsed lease is handed out once: taking it holds it under no replica's name for
+   * LAPSED_LEASE_CLAIM_MS (provided-store.ts). Those of tasks that ended or expired are dropped.
+   */
+  takeLapsedLeases(now: number, limit: number): string[] {
+    const lapsed: string[] = [];
+    for (const [handle, lease] of this.leases) {
+      if (lapsed.length >= limit) break;
+      if (lease.until >= now) continue;
+      const record = this.records.get(handle);
+      if (!record || record.expiresAt <= now || isTerminalStatus(record.status)) this.leases.delete(handle);
+      else lapsed.push(handle);
+    }
+    for (const handle of lapsed) this.leases.set(handle, { holder: TAKEN_LEASE_HOLDER, until: now + LAPSED_LEASE_CLAIM_MS });
+    return lapsed;
   }
 
   findHandle(upstream: string, instance: string, upstreamTaskId: string): string | undefined {
@@ -176,6 +237,8 @@ export class MemoryTaskTable {
     this.polls.clear();
     this.expiring.clear();
     this.liveByOwner.clear();
+    this.provided.clear();
+    this.leases.clear();
   }
 }
 

@@ -30,7 +30,7 @@ function tlsOptions(config: RedisStoreConfig): ConnectionOptions | undefined {
   };
 }
 
-function connectionOptions(config: RedisStoreConfig): RedisOptions {
+function connectionOptions(config: RedisStoreConfig, connectionName = 'taskgate'): RedisOptions {
   const tls = tlsOptions(config);
   return {
     username: config.username,
@@ -44,7 +44,7 @@ function connectionOptions(config: RedisStoreConfig): RedisOptions {
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
     retryStrategy: reconnectDelay,
-    connectionName: 'taskgate',
+    connectionName,
   };
 }
 
@@ -53,8 +53,8 @@ function connectionOptions(config: RedisStoreConfig): RedisOptions {
  * its connector is in place: the first connection is guarded too, and in sentinel mode the
  * first connection to a Sentinel (made during connect()) already has its listeners.
  */
-export function createRedisClient(config: RedisStoreConfig, logger: Logger = pino({ level: 'silent' })): RedisClient {
-  const client = newClient(config);
+export function createRedisClient(config: RedisStoreConfig, logger: Logger = pino({ level: 'silent' }), connectionName?: string): RedisClient {
+  const client = newClient(config, connectionName);
   if (client instanceof Cluster) client.on('+node', guardConnections);
   else guardConnections(client);
   if (config.mode === 'sentinel') reportSentinelErrors(client, logger);
@@ -63,8 +63,8 @@ export function createRedisClient(config: RedisStoreConfig, logger: Logger = pin
   return client;
 }
 
-function newClient(config: RedisStoreConfig): RedisClient {
-  const options = connectionOptions(config);
+function newClient(config: RedisStoreConfig, connectionName?: string): RedisClient {
+  const options = connectionOptions(config, connectionName);
   switch (config.mode) {
     case 'cluster':
       return new Cluster(config.nodes ?? [], {
@@ -108,6 +108,34 @@ function newClient(config: RedisStoreConfig): RedisClient {
       throw new Error(`unknown redis mode ${String(unreachable)}`);
     }
   }
+}
+
+/** Reconnection attempts to one Cluster node before a subscriber gives it up for another. */
+const NODE_ATTEMPTS = 3;
+
+/**
+ * A connection for SUBSCRIBE (redis-task-events.ts), named `connectionName`, failing closed and
+ * guarded like the store's. Standalone and Sentinel: a client like the store's (under
+ * Sentinel it follows the master). Cluster: a plain connection to `node`, one of the
+ * cluster's: a PUBLISH reaches every node over the cluster bus, so any node hears every
+ * announcement. ioredis' own Cluster subscriber was not used: its connection takes none of
+ * these options, has no guard against a second socket error, and says nothing when it
+ * subscribes again. A node connection ends ('end') after NODE_ATTEMPTS failed reconnections,
+ * for the caller to try another node.
+ */
+export function createSubscriberClient(config: RedisStoreConfig, logger: Logger, connectionName: string, node?: { host: string; port: number }): Redis {
+  if (config.mode !== 'cluster') return createRedisClient(config, logger, connectionName) as Redis;
+  const client = new Redis({
+    ...connectionOptions(config, connectionName),
+    host: node?.host,
+    port: node?.port,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    retryStrategy: (attempt) => (attempt > NODE_ATTEMPTS ? null : reconnectDelay(attempt)),
+  });
+  guardConnections(client);
+  client.connect().catch(() => undefined);
+  return client;
 }
 
 /**

@@ -5,13 +5,21 @@
  *   <prefix>task:{<handle>}            hash: the record, one field per property
  *   <prefix>poll:{<handle>}            hash: poll state (last forwarded, early count)
  *   <prefix>snapshot:{<handle>}        string: the sealed poll snapshot
+ *   <prefix>provided:{<handle>}        string: a provided task's sealed state (its revision is
+ *                                      the record's `rev` field)
+ *   <prefix>lease:{<handle>}           hash: a provided task's lease (holder, until)
  *   <prefix>owner:{<digest>}:live      sorted set: handles not terminal, by expiresAt
  *   <prefix>owner:{<digest>}:tasks     sorted set (lexical): every handle, newest first
  *   <prefix>backend:<digest>           string: backend task id → handle
  *   <prefix>expiry                     sorted set: handles by expiresAt, for the sweeper
+ *   <prefix>leases                     sorted set: handles by lease end (or earlier), for
+ *                                      takeLapsedLeases
  *   <prefix>session:<digest>           string: 2025 session → instance
  *   <prefix>server-request:<digest>    string: a relayed server→client request's route
  *   <prefix>window:<digest>:<start>    counter of a fixed rate-limit window
+ *
+ * Not a key: <prefix>task-events is the Pub/Sub channel of task change announcements
+ * (redis-task-events.ts).
  *
  * Anything a backend or client chose (session ids, backend task ids, owners, rate keys) is
  * digested: it is then bounded in length and can never contain a `{` that would move a key
@@ -40,11 +48,13 @@ export class RedisKeys {
   }
 
   /** The keys of one task, all in the handle's slot. */
-  task(handle: string): { record: string; poll: string; snapshot: string } {
+  task(handle: string): TaskKeys {
     return {
       record: `${this.prefix}task:{${handle}}`,
       poll: `${this.prefix}poll:{${handle}}`,
       snapshot: `${this.prefix}snapshot:{${handle}}`,
+      provided: `${this.prefix}provided:{${handle}}`,
+      lease: `${this.prefix}lease:{${handle}}`,
     };
   }
 
@@ -62,6 +72,15 @@ export class RedisKeys {
     return `${this.prefix}expiry`;
   }
 
+  leases(): string {
+    return `${this.prefix}leases`;
+  }
+
+  /** A Pub/Sub channel, not a key: Cluster routes no PUBLISH by it. */
+  events(): string {
+    return `${this.prefix}task-events`;
+  }
+
   session(upstream: string, sessionId: string): string {
     return `${this.prefix}session:${digest(`${upstream}\u0000${sessionId}`)}`;
   }
@@ -73,6 +92,22 @@ export class RedisKeys {
   window(key: string, start: number): string {
     return `${this.prefix}window:${digest(key)}:${start}`;
   }
+}
+
+export interface TaskKeys {
+  readonly record: string;
+  readonly poll: string;
+  readonly snapshot: string;
+  readonly provided: string;
+  readonly lease: string;
+}
+
+/**
+ * Every key of one task, in the order the scripts that patch or remove a record take them
+ * (redis-scripts.ts): a change of the task's lifetime moves them all, a removal deletes them all.
+ */
+export function ownKeys(task: TaskKeys): string[] {
+  return [task.record, task.poll, task.snapshot, task.provided, task.lease];
 }
 
 /**

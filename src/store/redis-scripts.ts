@@ -26,8 +26,11 @@ declare module 'ioredis' {
   }
 }
 
-/** Shared by the scripts below; `local` keeps each script's globals clean (Redis forbids others). */
-const LIBRARY = `
+/**
+ * Shared by the scripts below (and those of redis-provided-scripts.ts); `local` keeps each
+ * script's globals clean (Redis forbids others).
+ */
+export const LIBRARY = `
 local function extend(key, ttl)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
@@ -57,10 +60,11 @@ local function index_expiry(expiry, expires_at, handle, ttl)
   extend(expiry, ttl)
 end
 
--- Applies an update to a task's record. task: its keys (record, poll, snapshot). ARGV from
--- index first on: ttl for a new expiresAt (or ''), count of set arguments, field/value pairs,
--- fields to remove. Returns the status and expiresAt before, or false when there is no record
--- (an update never creates one).
+-- Applies an update to a task's record. task: its own keys, record first (ownKeys in
+-- redis-keys.ts: a new lifetime moves every one of them). ARGV from index first on: ttl for a
+-- new expiresAt (or ''), count of set arguments, field/value pairs, fields to remove. Returns
+-- the status and expiresAt before, or false when there is no record (an update never creates
+-- one).
 local function patch_task(task, first)
   if redis.call('EXISTS', task[1]) == 0 then return false end
   local before = redis.call('HMGET', task[1], 'status', 'expiresAt')
@@ -69,7 +73,7 @@ local function patch_task(task, first)
   if n > 0 then redis.call('HSET', task[1], unpack(ARGV, pairs_from, pairs_from + n - 1)) end
   if #ARGV >= pairs_from + n then redis.call('HDEL', task[1], unpack(ARGV, pairs_from + n)) end
   if ARGV[first] ~= '' and redis.call('HGET', task[1], 'expiresAt') ~= before[2] then
-    for i = 1, 3 do redis.call('PEXPIRE', task[i], ARGV[first]) end
+    for i = 1, #task do redis.call('PEXPIRE', task[i], ARGV[first]) end
   end
   return before
 end
@@ -184,11 +188,11 @@ return 1`,
 if ARGV[2] == '' then redis.call('ZREM', KEYS[1], ARGV[1]) else index_expiry(KEYS[1], ARGV[2], ARGV[1], tonumber(ARGV[3])) end
 return 1`,
   },
-  // KEYS: record, poll, snapshot. ARGV: the update, as patch_task reads it from ARGV[1].
-  // Returns the status and expiresAt before, then the record after; nil when there is no
-  // record.
+  // KEYS: the task's own keys (ownKeys). ARGV: the update, as patch_task reads it from
+  // ARGV[1]. Returns the status and expiresAt before, then the record after; nil when there is
+  // no record.
   taskgateUpdateTask: {
-    keys: 3,
+    keys: 5,
     body: `
 local before = patch_task(KEYS, 1)
 if not before then return false end
@@ -196,10 +200,11 @@ local reply = { before[1], before[2] }
 for _, value in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = value end
 return reply`,
   },
-  // Deletes a task's own keys, unconditionally or (ARGV[1] = now) only once it has expired.
-  // KEYS: record, poll, snapshot. Returns {'gone'}, {'live', expiresAt} or {'removed', fields...}.
+  // Deletes a task's own keys (ownKeys: a provided task's state and lease go with it),
+  // unconditionally or (ARGV[1] = now) only once it has expired. Returns {'gone'},
+  // {'live', expiresAt} or {'removed', fields...}.
   taskgateRemoveTask: {
-    keys: 3,
+    keys: 5,
     body: `
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return { 'gone' } end
@@ -207,7 +212,7 @@ if ARGV[1] ~= '' then
   local expires_at = redis.call('HGET', KEYS[1], 'expiresAt')
   if tonumber(expires_at) > tonumber(ARGV[1]) then return { 'live', expires_at } end
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('DEL', unpack(KEYS))
 local reply = { 'removed' }
 for _, value in ipairs(fields) do reply[#reply + 1] = value end
 return reply`,
@@ -243,12 +248,12 @@ for _, value in ipairs(fields) do reply[#reply + 1] = value end
 return reply`,
   },
   // A forwarded tasks/get on the way back: taskgateUpdateTask's update and the poll snapshot
-  // in one step. KEYS: record, poll, snapshot. ARGV: sealed snapshot, its tag, then the update
+  // in one step. KEYS: the task's own keys (ownKeys). ARGV: sealed snapshot, its tag, then the update
   // as patch_task reads it from ARGV[3]. The snapshot (and its tag, in the poll state) is kept
   // only while the record exists, and lives as long. Returns the status and expiresAt before;
   // nil when there is no record.
   taskgateRecordPoll: {
-    keys: 3,
+    keys: 5,
     body: `
 local before = patch_task(KEYS, 3)
 if not before then return false end

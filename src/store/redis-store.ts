@@ -13,11 +13,14 @@ import { Cluster } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
 import type { PollDecision } from '../task-model/poll-rule.js';
+import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { changesNothing, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
-import { RedisKeys, handleOfListMember, listMember, pxTtl, taskKeyTtl } from './redis-keys.js';
+import { RedisKeys, handleOfListMember, listMember, ownKeys, pxTtl, taskKeyTtl } from './redis-keys.js';
+import { RedisProvidedTasks } from './redis-provided.js';
 import { defineStoreScripts } from './redis-scripts.js';
-import { decodeTask, encodePatch, encodeTask } from './redis-task-hash.js';
+import { decodeTask, encodeTask, patchArgs } from './redis-task-hash.js';
+import { RedisTaskEvents } from './redis-task-events.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
 import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
@@ -33,8 +36,10 @@ export interface RedisStoreDeps {
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly keys: RedisKeys;
+  readonly events: RedisTaskEvents;
   private readonly client: RedisClient;
   private readonly indexes: RedisTaskIndexes;
+  private readonly provided: RedisProvidedTasks;
   private readonly config: RedisStoreConfig;
   private readonly cipher: SnapshotCipher;
   private readonly logger: Logger;
@@ -47,6 +52,8 @@ export class RedisStore implements Store {
     this.client = createRedisClient(config, this.logger);
     this.indexes = new RedisTaskIndexes(this.client, this.keys);
     defineStoreScripts(this.client);
+    this.provided = new RedisProvidedTasks({ client: this.client, keys: this.keys, indexes: this.indexes, cipher: this.cipher, logger: this.logger, cluster: config.mode === 'cluster' });
+    this.events = new RedisTaskEvents(config, this.client, this.keys.events(), this.logger);
     logConnectionState(this.client, this.logger, config.mode);
   }
 
@@ -80,36 +87,45 @@ export class RedisStore implements Store {
   }
 
   async createTask(record: TaskRecord, maxLivePerOwner: number): Promise<CreateTaskOutcome> {
-    return this.run(async () => {
-      const now = Date.now();
-      const task = this.keys.task(record.handle);
-      const owner = this.keys.owner(record.owner);
-      const keyTtl = String(taskKeyTtl(record.expiresAt, now));
-      const ownerArgs = [String(now), String(maxLivePerOwner), String(record.expiresAt), record.handle, listMember(record), isTerminalStatus(record.status) ? '0' : '1', keyTtl];
-      const backend = this.keys.backend(record.upstream, record.instance, record.upstreamTaskId);
-      if (this.config.mode !== 'cluster') {
-        const outcome = await this.client.taskgateCreateTask(owner.live, owner.tasks, task.record, backend, this.keys.expiry(), ...ownerArgs, ...encodeTask(record));
-        if (outcome === 'created') await this.waitForReplicas(task.record);
-        return outcome as CreateTaskOutcome;
-      }
-      // Cluster: the owner's keys and the task's keys live in different slots. The owner step
-      // goes first because it is the one that can refuse; if a later step fails, the
-      // reservation is taken back (and, should that fail too, lapses at expiresAt).
-      if ((await this.client.taskgateReserveOwner(owner.live, owner.tasks, ...ownerArgs)) === 'owner-limit') return 'owner-limit';
-      try {
-        await Promise.all([
-          this.client.taskgateWriteTask(task.record, keyTtl, ...encodeTask(record)),
-          this.client.set(backend, record.handle, 'PX', keyTtl),
-          this.client.taskgateSyncExpiry(this.keys.expiry(), record.handle, String(record.expiresAt), keyTtl),
-        ]);
-      } catch (error) {
-        await this.indexes.forget(record).catch(() => undefined);
-        await this.client.del(task.record).catch(() => undefined);
-        throw error;
-      }
-      await this.waitForReplicas(task.record);
-      return 'created';
-    });
+    return this.run(() => this.create(record, maxLivePerOwner));
+  }
+
+  /** createTask, and with `sealedState` createProvidedTask: both kinds of task pass one path. */
+  private async create(record: TaskRecord, maxLivePerOwner: number, sealedState?: string): Promise<CreateTaskOutcome> {
+    const now = Date.now();
+    const task = this.keys.task(record.handle);
+    const owner = this.keys.owner(record.owner);
+    const keyTtl = String(taskKeyTtl(record.expiresAt, now));
+    const ownerArgs = [String(now), String(maxLivePerOwner), String(record.expiresAt), record.handle, listMember(record), isTerminalStatus(record.status) ? '0' : '1', keyTtl];
+    const backend = this.keys.backend(record.upstream, record.instance, record.upstreamTaskId);
+    if (this.config.mode !== 'cluster') {
+      const keys = [owner.live, owner.tasks, task.record, backend, this.keys.expiry()];
+      const outcome =
+        sealedState === undefined
+          ? await this.client.taskgateCreateTask(...keys, ...ownerArgs, ...encodeTask(record))
+          : await this.client.taskgateCreateProvidedTask(...keys, task.provided, ...ownerArgs, sealedState, ...encodeTask(record));
+      if (outcome === 'created') await this.waitForReplicas(task.record);
+      return outcome as CreateTaskOutcome;
+    }
+    // Cluster: the owner's keys and the task's keys live in different slots. The owner step
+    // goes first because it is the one that can refuse; if a later step fails, the
+    // reservation is taken back (and, should that fail too, lapses at expiresAt).
+    if ((await this.client.taskgateReserveOwner(owner.live, owner.tasks, ...ownerArgs)) === 'owner-limit') return 'owner-limit';
+    try {
+      await Promise.all([
+        sealedState === undefined
+          ? this.client.taskgateWriteTask(task.record, keyTtl, ...encodeTask(record))
+          : this.client.taskgateWriteProvidedRecord(task.record, task.provided, keyTtl, sealedState, ...encodeTask(record)),
+        this.client.set(backend, record.handle, 'PX', keyTtl),
+        this.client.taskgateSyncExpiry(this.keys.expiry(), record.handle, String(record.expiresAt), keyTtl),
+      ]);
+    } catch (error) {
+      await this.indexes.forget(record).catch(() => undefined);
+      await this.client.del(task.record, task.provided).catch(() => undefined);
+      throw error;
+    }
+    await this.waitForReplicas(task.record);
+    return 'created';
   }
 
   async getTask(handle: string): Promise<TaskRecord | undefined> {
@@ -120,21 +136,45 @@ export class RedisStore implements Store {
   async updateTask(handle: string, patch: TaskPatch): Promise<void> {
     await this.run(async () => {
       const task = this.keys.task(handle);
-      const reply = await this.client.taskgateUpdateTask(task.record, task.poll, task.snapshot, ...this.updateArgs(patch));
+      const reply = await this.client.taskgateUpdateTask(...ownKeys(task), ...patchArgs(patch, Date.now()));
       if (!reply) return;
       const [statusBefore, expiresAtBefore, ...fields] = reply;
       const record = decodeTask(fields as string[]);
-      if (record) await this.followIndexes(record, statusBefore ?? null, expiresAtBefore ?? null);
+      if (record) await this.indexes.followUpdate(record, statusBefore ?? null, expiresAtBefore ?? null);
     });
   }
 
   async deleteTask(handle: string): Promise<void> {
     await this.run(async () => {
-      const task = this.keys.task(handle);
-      const reply = await this.client.taskgateRemoveTask(task.record, task.poll, task.snapshot, '');
+      const reply = await this.client.taskgateRemoveTask(...ownKeys(this.keys.task(handle)), '');
       const record = reply[0] === 'removed' ? decodeTask(reply.slice(1)) : undefined;
       if (record) await this.indexes.forget(record);
     });
+  }
+
+  async createProvidedTask(record: TaskRecord, state: ProvidedState, maxLivePerOwner: number): Promise<CreateTaskOutcome> {
+    const sealed = this.provided.seal(record.handle, state);
+    return this.run(() => this.create(record, maxLivePerOwner, sealed));
+  }
+
+  async readProvidedTask(handle: string): Promise<ProvidedTaskView | undefined> {
+    return this.run(() => this.provided.read(handle));
+  }
+
+  async writeProvidedTask(handle: string, rev: number, patch: TaskPatch, state: ProvidedState): Promise<boolean> {
+    return this.run(() => this.provided.write(handle, rev, patch, state));
+  }
+
+  async holdLease(handle: string, holder: string, until: number): Promise<boolean> {
+    return this.run(() => this.provided.holdLease(handle, holder, until));
+  }
+
+  async releaseLease(handle: string, holder: string): Promise<void> {
+    await this.run(() => this.provided.releaseLease(handle, holder));
+  }
+
+  async takeLapsedLeases(now: number, limit: number): Promise<string[]> {
+    return this.run(() => this.provided.takeLapsedLeases(now, limit));
   }
 
   async findTaskHandle(upstream: string, instance: string, upstreamTaskId: string): Promise<string | undefined> {
@@ -171,10 +211,7 @@ export class RedisStore implements Store {
       const expiry = this.keys.expiry();
       const due = await this.client.taskgateClaimExpired(expiry, String(now), String(limit), String(now + SWEEP_LEASE_MS), String(taskKeyTtl(now + SWEEP_LEASE_MS, now)));
       const replies = await Promise.all(
-        due.map((handle) => {
-          const task = this.keys.task(handle);
-          return this.client.taskgateRemoveTask(task.record, task.poll, task.snapshot, String(now));
-        }),
+        due.map((handle) => this.client.taskgateRemoveTask(...ownKeys(this.keys.task(handle)), String(now))),
       );
       const taken: TaskRecord[] = [];
       const settled: Promise<unknown>[] = [];
@@ -226,7 +263,7 @@ export class RedisStore implements Store {
     // before this replica's next command) by the time this call returns its promise.
     const sealed = this.cipher.seal(snapshot, record.handle);
     await this.run(async () => {
-      const before = await this.client.taskgateRecordPoll(task.record, task.poll, task.snapshot, sealed, tag, ...this.updateArgs(patch));
+      const before = await this.client.taskgateRecordPoll(...ownKeys(task), sealed, tag, ...patchArgs(patch, Date.now()));
       if (!before) return;
       const [statusBefore, expiresAtBefore] = before;
       // The script changed only what the patch names: the rest of the record is as read.
@@ -236,7 +273,7 @@ export class RedisStore implements Store {
         status: patch.status ?? (statusBefore as TaskRecord['status'] | null) ?? record.status,
         expiresAt: patch.expiresAt ?? (expiresAtBefore === null ? record.expiresAt : Number(expiresAtBefore)),
       };
-      await this.followIndexes(after, statusBefore, expiresAtBefore);
+      await this.indexes.followUpdate(after, statusBefore, expiresAtBefore);
     });
   }
 
@@ -271,6 +308,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.events.close();
     try {
       await this.client.quit();
     } catch {
@@ -308,25 +346,6 @@ export class RedisStore implements Store {
     if (acknowledged < replicas) {
       this.logger.warn({ store: 'redis', replicas, acknowledged }, 'a new task record reached fewer replicas than store.waitReplicas asks');
     }
-  }
-
-  /** ARGV of an update as patch_task reads it (redis-scripts.ts). */
-  private updateArgs(patch: TaskPatch): string[] {
-    const { set, remove } = encodePatch(patch);
-    const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, Date.now()));
-    return [newTtl, String(set.length), ...set, ...remove];
-  }
-
-  /**
-   * After an update: the indexes outside the task's slot follow the record when it ended (or
-   * revived) or its expiresAt moved. The common update (status and timestamps of a running
-   * task) needs nothing more: one round trip.
-   */
-  private async followIndexes(record: TaskRecord, statusBefore: string | null, expiresAtBefore: string | null): Promise<void> {
-    const wasLive = statusBefore !== null && !isTerminalStatus(statusBefore as TaskRecord['status']);
-    const expiryMoved = String(record.expiresAt) !== expiresAtBefore;
-    if (wasLive === !isTerminalStatus(record.status) && !expiryMoved) return;
-    await this.indexes.follow(record, expiryMoved);
   }
 
   private openSnapshot(sealed: string, handle: string): string | undefined {

@@ -3,12 +3,14 @@
  * `status` and `expiresAt` directly and an update writes only what changed.
  */
 import type { TaskPatch, TaskRecord } from '../task-model/task-record.js';
+import { taskKeyTtl } from './redis-keys.js';
 
 type FieldKind = 'string' | 'number' | 'boolean';
 
 /** Every property of a record, with how it is written; a new property fails the typecheck here. */
 const FIELDS = {
   handle: 'string',
+  kind: 'string',
   owner: 'string',
   upstream: 'string',
   instance: 'string',
@@ -57,6 +59,13 @@ export function encodePatch(patch: TaskPatch): { set: string[]; remove: string[]
   return { set, remove };
 }
 
+/** ARGV of an update as patch_task reads it (redis-scripts.ts). */
+export function patchArgs(patch: TaskPatch, now: number): string[] {
+  const { set, remove } = encodePatch(patch);
+  const newTtl = patch.expiresAt === undefined ? '' : String(taskKeyTtl(patch.expiresAt, now));
+  return [newTtl, String(set.length), ...set, ...remove];
+}
+
 /** A record from HGETALL (or a flat field/value list); undefined when there is none. */
 export function decodeTask(fields: Record<string, string> | readonly string[]): TaskRecord | undefined {
   const entries = Array.isArray(fields) ? pairsOf(fields) : Object.entries(fields);
@@ -68,7 +77,10 @@ export function decodeTask(fields: Record<string, string> | readonly string[]): 
     else if (kind === 'boolean') record[field] = value === '1';
     else if (kind === 'string') record[field] = value;
   }
-  return typeof record.handle === 'string' ? (record as unknown as TaskRecord) : undefined;
+  if (typeof record.handle !== 'string') return undefined;
+  // Records written before tasks had a kind were all taken over from a backend.
+  record.kind ??= 'backend';
+  return record as unknown as TaskRecord;
 }
 
 function pairsOf(flat: readonly string[]): [string, string][] {

@@ -16,6 +16,18 @@ export class RedisTaskIndexes {
     this.keys = keys;
   }
 
+  /**
+   * After an update, given the status and expiresAt it found: the entries follow the record
+   * when it ended (or revived) or its expiresAt moved. The common update (status and
+   * timestamps of a running task) needs nothing more.
+   */
+  async followUpdate(record: TaskRecord, statusBefore: string | null, expiresAtBefore: string | null): Promise<void> {
+    const wasLive = statusBefore !== null && !isTerminalStatus(statusBefore as TaskRecord['status']);
+    const expiryMoved = String(record.expiresAt) !== expiresAtBefore;
+    if (wasLive === !isTerminalStatus(record.status) && !expiryMoved) return;
+    await this.follow(record, expiryMoved);
+  }
+
   /** After an update that ended a task (or revived one) or moved its expiresAt. */
   async follow(record: TaskRecord, expiryMoved: boolean): Promise<void> {
     const owner = this.keys.owner(record.owner);

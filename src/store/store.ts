@@ -5,6 +5,7 @@
  */
 import type { PollDecision, PollRules } from '../task-model/poll-rule.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord, TaskScope } from '../task-model/task-record.js';
+import type { ProvidedStore, TaskEvents } from './provided-store.js';
 
 export type CreateTaskOutcome = 'created' | 'owner-limit' | 'full';
 
@@ -34,8 +35,10 @@ export interface TaskListPosition {
   readonly handle: string;
 }
 
-export interface Store {
+export interface Store extends ProvidedStore {
   readonly kind: 'memory' | 'redis';
+  /** Task change announcements, across replicas on a shared store (provided-store.ts). */
+  readonly events: TaskEvents;
 
   /** The instance of a 2025-era session, refreshing its idle deadline to `ttlMs` from now. */
   touchSession(upstream: string, sessionId: string, ttlMs: number): Promise<string | undefined>;

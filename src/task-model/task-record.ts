@@ -20,8 +20,15 @@ export function isTerminalStatus(status: TaskStatus): boolean {
   return TERMINAL.has(status);
 }
 
+/**
+ * Who runs a task: `backend`, a task the backend created and the gateway took over;
+ * `provided`, a task the gateway runs itself around a plain tools/call (src/provided/).
+ */
+export type TaskKind = 'backend' | 'provided';
+
 export interface TaskRecord {
   readonly handle: string;
+  readonly kind: TaskKind;
   /** The principal key of the creator; every task operation is checked against it. */
   readonly owner: string;
   readonly upstream: string;
@@ -62,6 +69,8 @@ export interface ServerRequestRoute {
   readonly upstreamSession?: string;
   /** The id the backend used. */
   readonly upstreamId: string | number;
+  /** The provided task whose backend call sent the request (its answer moves the task on). */
+  readonly handle?: string;
 }
 
 /** Who may reach a task: its owner, through the era and upstream it was created on. */

@@ -1,9 +1,11 @@
 /** What the tasks stage's phases share: its dependencies, policy, and the answers it makes. */
+import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamCaller } from './upstream-call.js';
 import type { TaskObserver } from '../observability/task-observer.js';
+import type { ProvidedTasks } from '../provided/provided-tasks.js';
 import { GatewayError } from '../errors.js';
 
 export interface TaskDeps {
@@ -17,13 +19,18 @@ export interface TaskDeps {
   readonly resultWaits: Map<string, number>;
   /** Metrics, audit trail and detectors. */
   readonly observer: TaskObserver;
+  /** Tasks the gateway runs itself (src/provided/): tasks/* of a `provided` record go there. */
+  readonly provided: ProvidedTasks;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
 export interface LocalAnswer {
   readonly status: number;
+  /** JSON (an object or its text), or a stream of `contentType`. */
   readonly body: unknown;
   readonly headers?: Record<string, string>;
+  /** application/json unless said otherwise (an event stream of a 2025 tasks/result). */
+  readonly contentType?: string;
 }
 
 /**
@@ -45,6 +52,11 @@ export async function countCreation(deps: TaskDeps, owner: string): Promise<void
 
 /** Principal key of requests on a gateway running without authentication. */
 export const ANONYMOUS_OWNER = 'anonymous';
+
+/** The principal key that owns what this request creates and may reach. */
+export function ownerOf(request: FastifyRequest): string {
+  return request.tg.principalKey ?? ANONYMOUS_OWNER;
+}
 
 /** Lifetime of the route kept for a relayed server→client request awaiting its answer. */
 export const SERVER_REQUEST_TTL_MS = 60 * 60 * 1000;

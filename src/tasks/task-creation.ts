@@ -10,8 +10,7 @@ import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { mintHandle } from './handle.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
-import { countCreation, type TaskDeps } from './task-context.js';
-import { ownerOf } from './task-requests.js';
+import { countCreation, ownerOf, type TaskDeps } from './task-context.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { presentTask, readTask, type JsonObject } from './task-shapes.js';
 
@@ -37,6 +36,7 @@ export async function registerCreatedTask(
   const poll = deps.policy.poll;
   const record: TaskRecord = {
     handle: mintHandle(),
+    kind: 'backend',
     owner: ownerOf(request),
     upstream: tg.route.pool.upstream,
     instance: instance.url,

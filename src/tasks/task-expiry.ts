@@ -1,7 +1,7 @@
 /**
  * When a task's lifetime ends the gateway forgets it (not found from then on) and, if the task
- * was not terminal, asks its backend to cancel it, so nothing keeps running for a client that
- * can no longer reach it.
+ * was not terminal, asks its backend to cancel it (or, for a task the gateway runs itself,
+ * stops its call), so nothing keeps running for a client that can no longer reach it.
  */
 import type { TaskDeps } from './task-context.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
@@ -35,24 +35,35 @@ export class TaskExpirySweeper {
     await this.running;
   }
 
-  /** Forgets every task whose lifetime has ended; returns how many. */
+  /**
+   * Forgets every task whose lifetime has ended, and ends the gateway-run tasks whose call's
+   * replica stopped (src/provided/); returns how many tasks were forgotten.
+   */
   async sweep(now = Date.now()): Promise<number> {
     const deps = this.depsNow();
     let total = 0;
+    try {
+      total = await this.forgetExpired(deps, now);
+      await deps.provided.sweepLapsedLeases(deps.policy.statusMessageMaxLength, now);
+    } catch (error) {
+      if (!this.failing) deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
+      this.failing = true;
+      return total;
+    }
+    if (this.failing) deps.logger.info('task expiry sweeps reach the store again');
+    this.failing = false;
+    return total;
+  }
+
+  private async forgetExpired(deps: TaskDeps, now: number): Promise<number> {
+    let total = 0;
     for (;;) {
-      let expired: TaskRecord[];
-      try {
-        expired = await deps.store.takeExpiredTasks(now, BATCH);
-      } catch (error) {
-        if (!this.failing) deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
-        this.failing = true;
-        return total;
-      }
-      if (this.failing) deps.logger.info('task expiry sweeps reach the store again');
-      this.failing = false;
+      const expired = await deps.store.takeExpiredTasks(now, BATCH);
       for (const record of expired) {
         this.onExpired(record);
-        if (!isTerminalStatus(record.status)) {
+        if (record.kind === 'provided') {
+          deps.provided.expired(record);
+        } else if (!isTerminalStatus(record.status)) {
           deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
             deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
           });

@@ -9,7 +9,7 @@ import type { PollDecisionWithSnapshot } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
-import { ANONYMOUS_OWNER, countCreation, type LocalAnswer, type TaskDeps } from './task-context.js';
+import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
 import { isInScope, isTaskStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { isObject, taskFromRecord } from './task-shapes.js';
@@ -27,8 +27,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   const modern = mcp.era === 'modern';
   switch (message.method) {
     case 'tools/call':
-      await prepareToolCall(deps, request, message);
-      return undefined;
+      return (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'subscriptions/listen':
       if (modern) prepareListen(request, message);
       return undefined;
@@ -51,11 +50,6 @@ async function answerTaskList(deps: TaskDeps, request: FastifyRequest, message: 
   // Audited (event "list") and counted like every task operation, once it succeeded.
   request.tg.taskOutcome = 'allowed';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
-}
-
-/** The principal key that owns what this request creates and may reach. */
-export function ownerOf(request: FastifyRequest): string {
-  return request.tg.principalKey ?? ANONYMOUS_OWNER;
 }
 
 async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
@@ -84,6 +78,11 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     record = found;
   }
   if (message.method === 'tasks/result') holdResultWait(deps, request);
+  if (record.kind === 'provided') {
+    tg.task = record;
+    tg.taskOutcome = 'allowed';
+    return deps.provided.answer(deps, request, message, record);
+  }
   const instance = tg.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   tg.instance = instance;
@@ -158,15 +157,15 @@ function holdResultWait(deps: TaskDeps, request: FastifyRequest): void {
   };
 }
 
-async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<void> {
+async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<undefined> {
   const params = paramsOf(message);
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
   request.tg.toolName = tool;
   if (request.tg.mcp!.era === 'modern') {
     request.tg.declaresTasks = declaresTasksExtension(message);
-    return;
+    return undefined;
   }
-  if (!isObject(params.task)) return;
+  if (!isObject(params.task)) return undefined;
   // A 2025 client asks for the task, so its creation is counted before the backend works.
   await countCreation(deps, ownerOf(request));
   // 2025: the client asks for a lifetime; the backend is asked for at most the policy's.
@@ -175,6 +174,7 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
   const wanted = typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default;
   params.task.ttl = Math.min(wanted, cap);
   rewriteBody(request, message);
+  return undefined;
 }
 
 /** A listen that names task handles has them removed: fan-out of task notifications is later work. */
@@ -192,6 +192,7 @@ async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, mess
   const route = await deps.store.takeServerRequest(message.id);
   const tg = request.tg;
   if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
+  if (route.handle !== undefined) await deps.provided.inputAnswered(route.handle, message.id);
   const instance = tg.route.pool.findInstance(route.instance);
   if (!instance) return undefined;
   message.id = route.upstreamId;

@@ -43,9 +43,12 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   if (!isObject(result)) return undefined;
 
   if (method === 'initialize') {
+    deps.provided.advertise(request, method, result);
     advertiseTaskList(result, deps.authEnabled);
     return response;
   }
+  // tools/list and server/discover advertise the tasks the gateway runs itself (src/provided/).
+  if (answersThisRequest && deps.provided.advertise(request, method, result)) return response;
   // A creation result, on the POST stream or replayed on a resumed GET stream.
   const created = creationTaskObject(result, era);
   if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
@@ -219,7 +222,9 @@ async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, ups
   const instance = request.tg.instance;
   if (!instance) return undefined;
   const handle = await deps.store.findTaskHandle(request.tg.route.pool.upstream, instance.url, upstreamTaskId);
-  return handle === undefined ? undefined : deps.store.getTask(handle);
+  const record = handle === undefined ? undefined : await deps.store.getTask(handle);
+  // A task the gateway runs itself has no backend id: nothing a backend says can be about it.
+  return record?.kind === 'backend' ? record : undefined;
 }
 
 /** 2025 tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */

@@ -8,7 +8,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { applyUpstreamCredentials } from '../auth/upstream-credentials.js';
-import { kClientSignal } from './dispatcher.js';
 
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
 
@@ -34,8 +33,6 @@ export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: In
   headers['x-forwarded-host'] = trustProxy ? (headers['x-forwarded-host'] ?? request.headers.host) : request.headers.host;
   if (!trustProxy) delete headers.forwarded;
   headers['x-request-id'] = request.id;
-  // Carried to UpstreamAgent, which hands it to undici as the request's abort signal.
-  (headers as Record<symbol, unknown>)[kClientSignal] = tg.abort;
   return headers;
 }
 
@@ -59,5 +56,24 @@ export function buildClientResponseHeaders(headers: IncomingHttpHeaders, request
   for (const name of HOP_BY_HOP) delete headers[name];
   delete headers.connection;
   if (request) headers['x-request-id'] = request.id;
+  return headers;
+}
+
+/**
+ * The client's headers as reply-from copies them for the upstream: without `connection`, the
+ * names it lists and `transfer-encoding`. The caller sets Host, length and type for the body it
+ * sends; the rest of the hop-by-hop headers go in buildUpstreamRequestHeaders.
+ */
+export function copyRequestHeaders(incoming: IncomingHttpHeaders): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = { ...incoming };
+  const listed = headers.connection;
+  if (typeof listed === 'string') {
+    for (const name of listed.split(',')) {
+      const trimmed = name.trim().toLowerCase();
+      if (trimmed) delete headers[trimmed];
+    }
+  }
+  delete headers.connection;
+  delete headers['transfer-encoding'];
   return headers;
 }

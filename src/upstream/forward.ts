@@ -21,8 +21,8 @@ import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { canFailOver } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
-import { kUpstreamAgent } from './dispatcher.js';
-import { buildClientResponseHeaders, buildUpstreamRequestHeaders } from './forward-headers.js';
+import { kClientSignal, kUpstreamAgent } from './dispatcher.js';
+import { buildClientResponseHeaders, buildUpstreamRequestHeaders, copyRequestHeaders } from './forward-headers.js';
 import { relayResponse, type UpstreamResponse } from './relay-response.js';
 
 export interface ForwardDeps {
@@ -91,10 +91,13 @@ export function createForwarder(deps: ForwardDeps): Forward {
     const hooks: ReplyFromOptions = {
       getUpstream: (req) => (req as FastifyRequest).tg.instance!.url,
       rewriteRequestHeaders: (req, headers) => {
-        const built = buildUpstreamRequestHeaders(req as FastifyRequest, headers);
-        // reply-from has one dispatcher for every route (RouteDispatcher); it takes this one.
-        (built as Record<symbol, unknown>)[kUpstreamAgent] = (req as FastifyRequest).tg.route.agent;
-        return built;
+        const tg = (req as FastifyRequest).tg;
+        const built = buildUpstreamRequestHeaders(req as FastifyRequest, headers) as Record<symbol, unknown>;
+        // reply-from has one dispatcher for every route (RouteDispatcher); it takes this agent,
+        // and UpstreamAgent hands the client's abort to undici as the request's signal.
+        built[kUpstreamAgent] = tg.route.agent;
+        built[kClientSignal] = tg.abort;
+        return built as IncomingHttpHeaders;
       },
       rewriteHeaders: (headers, req) => buildClientResponseHeaders(headers, req as FastifyRequest | undefined),
       onResponse: (req, rep, res) => relay(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse),
@@ -146,23 +149,4 @@ function classifyUpstreamError(error: Error): UpstreamErrorKind {
   if (codes.some((c) => c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'FST_REPLY_FROM_GATEWAY_TIMEOUT')) return 'timeout';
   if (codes.some((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET')) return 'reset';
   return 'other';
-}
-
-/**
- * The client's headers as reply-from copies them for the upstream: without `connection`, the
- * names it lists and `transfer-encoding`. The caller sets Host, length and type for the body it
- * sends; the rest of the hop-by-hop headers go in buildUpstreamRequestHeaders.
- */
-function copyRequestHeaders(incoming: IncomingHttpHeaders): IncomingHttpHeaders {
-  const headers: IncomingHttpHeaders = { ...incoming };
-  const listed = headers.connection;
-  if (typeof listed === 'string') {
-    for (const name of listed.split(',')) {
-      const trimmed = name.trim().toLowerCase();
-      if (trimmed) delete headers[trimmed];
-    }
-  }
-  delete headers.connection;
-  delete headers['transfer-encoding'];
-  return headers;
 }

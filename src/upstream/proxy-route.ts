@@ -54,7 +54,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
       const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
       if (answer) {
-        await reply.code(answer.status).headers(answer.headers ?? {}).type('application/json').send(answer.body);
+        await reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json').send(answer.body);
         return;
       }
       request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);

@@ -6,7 +6,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 
-it('the demo runs to the end: created, polled, throttled, refused to another principal, cancelled', () => {
+it('the demo runs to the end: created, polled, throttled, refused to another principal, cancelled; then servers with no tasks get them', () => {
   const script = new URL('../../examples/demo/run.ts', import.meta.url).pathname;
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 90_000 });
   assert.equal(run.status, 0, `demo failed:\n${run.stdout}\n${run.stderr}`);
@@ -21,6 +21,16 @@ it('the demo runs to the end: created, polled, throttled, refused to another pri
   assert.match(run.stdout, /tasks\/result → scan complete/);
   assert.match(run.stdout, /bob: tasks\/cancel → cancelled/);
   assert.match(run.stdout, /taskgate_polls_total\{outcome="cached"\} [1-9]/);
+  // Servers with no tasks of their own, made task-capable by the gateway, in both eras.
+  assert.match(run.stdout, /the backend declares no tasks; through the gateway: capabilities\.tasks \{.*"call":\{\}.*slow_report taskSupport optional/);
+  assert.match(run.stdout, /taskCreated: [A-Za-z0-9_-]{32} /);
+  assert.match(run.stdout, /result: Report ready after 2s/);
+  assert.match(run.stdout, /tools\/call quick_echo → a plain result at once/);
+  assert.match(run.stdout, /tools\/call slow_scan → after [\d.]+s \(promoteAfter\) resultType "task"/);
+  assert.match(run.stdout, /tasks\/get → completed, the result inline: Scan finished after 3s/);
+  // The gateway's own lines go to files, not into the story.
+  assert.doesNotMatch(run.stdout, /"level":\d+/);
+  assert.match(run.stdout, /Its audit trail \(\d+ events: created 4,.*\): \S+audit\.log/);
   assert.match(run.stdout, /demo finished/);
   assert.doesNotMatch(run.stderr, /Deprecation|Warning/);
 });

@@ -40,17 +40,23 @@ export async function startTaskStack(options: {
   pollIntervalMs?: number;
   enableJsonResponse?: boolean;
   gatewayDeps?: GatewayDeps;
+  /** Backends with no tasks of their own (the SDK servers as they come). */
+  plain?: boolean;
+  /** How long the modern backend's fixed-length tools work. */
+  workMs?: number;
+  /** upstreams.tools.providedTasks: the tools the gateway runs as tasks itself. */
+  providedTasks?: Record<string, unknown>;
 }): Promise<TaskStack> {
   const jwks = await startJwksServer({ algs: ['ES256'] });
   const backends: Backend[] = [];
   const modern: ModernTaskServer[] = [];
   for (let i = 0; i < (options.count ?? 1); i++) {
     if (options.era === 'modern') {
-      const server = await startModernTaskServer({ name: `modern-${i}`, pollIntervalMs: options.pollIntervalMs ?? 200 });
+      const server = await startModernTaskServer({ name: `modern-${i}`, pollIntervalMs: options.pollIntervalMs ?? 200, tasks: !options.plain, workMs: options.workMs });
       modern.push(server);
       backends.push(server);
     } else {
-      backends.push(await startExampleServer({ name: `legacy-${i}`, enableJsonResponse: options.enableJsonResponse }));
+      backends.push(await startExampleServer({ name: `legacy-${i}`, enableJsonResponse: options.enableJsonResponse, tasks: !options.plain }));
     }
   }
   const policy = testPolicy(
@@ -58,6 +64,9 @@ export async function startTaskStack(options: {
     {
       auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
       tasks: options.tasks ?? {},
+      ...(options.providedTasks
+        ? { upstreams: { tools: { instances: backends.map((b) => new URL(b.url).origin), cooldown: '30s', providedTasks: options.providedTasks } } }
+        : {}),
       ...options.policy,
     },
   );

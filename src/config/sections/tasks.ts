@@ -1,6 +1,6 @@
 /** `tasks`: what the gateway enforces on the tasks it takes over (DESIGN.md §3). */
 import { z } from 'zod';
-import { durationSchema } from '../units.js';
+import { durationSchema, sizeSchema } from '../units.js';
 
 const toolOverrideSchema = z
   .strictObject({
@@ -35,6 +35,28 @@ const pollSchema = z
       .describe('More early polls than this between two allowed ones is answered 429 in every mode.'),
   })
   .describe('Poll governance: hold every client to the task\'s own poll interval.');
+
+const providedSchema = z
+  .strictObject({
+    maxRunning: z
+      .int()
+      .min(1)
+      .default(1000)
+      .describe(
+        'Most backend calls of gateway-run tasks one replica holds at once. Past it a 2025-11-25 task creation ' +
+          'is answered 429 (TG_ERR_GATEWAY_BUSY); a 2026-07-28 call stays a plain call.',
+      ),
+    maxResultBytes: sizeSchema()
+      .prefault('1MiB')
+      .describe('Largest result a gateway-run task keeps (UTF-8 JSON); a larger one ends the task failed, saying why.'),
+    lease: durationSchema()
+      .prefault('15s')
+      .describe(
+        'How long a replica\'s hold on a running call lasts without renewal (renewed every third of it). A task ' +
+          'whose replica stopped ends failed within this plus one second.',
+      ),
+  })
+  .describe('Tasks the gateway runs itself (upstreams.*.providedTasks): per-replica limits and the call lease.');
 
 export const tasksSchema = z
   .strictObject({
@@ -87,6 +109,7 @@ export const tasksSchema = z
       .default(512)
       .describe('statusMessage is cut to this many characters and stripped of control characters (a model may read it).'),
     poll: pollSchema.prefault({}),
+    provided: providedSchema.prefault({}),
     listPageSize: z.int().min(1).max(1000).default(50).describe('Tasks per page of a 2025-11-25 tasks/list answer.'),
     tools: z
       .record(z.string().min(1).max(128), toolOverrideSchema)

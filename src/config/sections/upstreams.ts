@@ -129,6 +129,28 @@ const credentialsSchema = z
       'and identity headers arriving from clients are always removed.',
   );
 
+const TOOL_NAME = z.string().min(1).max(128);
+
+const providedTasksSchema = z
+  .strictObject({
+    tools: z
+      .union([z.literal('all'), z.array(TOOL_NAME).min(1)])
+      .describe('The tools the gateway runs as tasks: "all", or a list of tool names.'),
+    promoteAfter: durationSchema()
+      .prefault('2s')
+      .describe(
+        '2026-07-28: a call of a listed tool from a client that declared the tasks extension becomes a task ' +
+          'once it has run this long without an answer; a faster answer goes back as a plain result.',
+      ),
+    timeout: durationSchema()
+      .prefault('10m')
+      .describe('Longest backend call of a task the gateway runs; past it (or past the task\'s TTL, if sooner) the task ends failed.'),
+  })
+  .describe(
+    'Tasks the gateway runs itself for a backend that has none (docs/provided-tasks.md): it holds the plain ' +
+      'tools/call and serves the task lifecycle. A tool the backend itself offers as a task stays a backend task.',
+  );
+
 export const upstreamSchema = z
   .strictObject({
     instances: z
@@ -149,6 +171,7 @@ export const upstreamSchema = z
       .describe('How long an instance that refused a connection is skipped before it is tried again.'),
     connections: z.int().min(1).default(128).describe('Keep-alive connections kept per instance.'),
     credentials: credentialsSchema,
+    providedTasks: providedTasksSchema.optional(),
   })
   .describe('An upstream: one MCP server, possibly run as several instances.');
 

@@ -36,6 +36,7 @@ describe('parseConfig', () => {
         maxRecords: 1_000_000,
         statusMessageMaxLength: 512,
         poll: { mode: 'cached', tolerance: 50, floor: 0, default: 1000, abuseFactor: 20 },
+        provided: { maxRunning: 1000, maxResultBytes: 1_048_576, lease: 15_000 },
         listPageSize: 50,
         tools: {},
       },

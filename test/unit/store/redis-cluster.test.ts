@@ -10,7 +10,9 @@ import { Cluster } from 'ioredis';
 import pino from 'pino';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
+import { defineProvidedContract } from './provided-contract.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
+import { providedRecord } from './provided-contract.js';
 import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
 
 if (!redisServerInstalled()) {
@@ -19,8 +21,8 @@ if (!redisServerInstalled()) {
   describe('Redis store on a Redis Cluster', () => {
     let cluster: RedisClusterProcesses | undefined;
     let sequence = 0;
-    const newStore = async (): Promise<RedisStore> => {
-      const store = new RedisStore(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`), keyPrefix: `t${sequence++}:` }));
+    const newStore = async (keyPrefix = `t${sequence++}:`): Promise<RedisStore> => {
+      const store = new RedisStore(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`), keyPrefix }));
       await store.whenReady(5000);
       return store;
     };
@@ -30,7 +32,8 @@ if (!redisServerInstalled()) {
     });
     after(() => cluster?.stop());
 
-    defineStoreContract('redis (cluster)', { create: newStore });
+    defineStoreContract('redis (cluster)', { create: () => newStore() });
+    defineProvidedContract('redis (cluster)', { create: () => newStore() });
 
     it('survives a node connection that reports two errors (ioredis listens for one)', async () => {
       const client = createRedisClient(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`) })) as Cluster;
@@ -46,6 +49,52 @@ if (!redisServerInstalled()) {
         });
       } finally {
         client.disconnect();
+      }
+    });
+
+    it('announces changes between replicas over the cluster bus, and calls listeners again when the subscriber reconnects or moves', async () => {
+      const prefix = `t${sequence++}:`;
+      const [writer, reader] = [await newStore(prefix), await newStore(prefix)];
+      const raw = new Cluster(cluster!.nodes);
+      let paused: number | undefined;
+      try {
+        const handle = providedRecord().handle;
+        let heard = 0;
+        reader.events.subscribe(handle, () => heard++);
+        await eventually(async () => heard === 1, 5000, 'the first subscription');
+        // Each through whichever node the writer's client picks; the bus carries it to the reader's.
+        for (let i = 1; i <= 3; i++) {
+          await writer.events.publish(handle);
+          await eventually(async () => heard === 1 + i, 5000, `announcement ${i}`);
+        }
+
+        const masters = raw.nodes('master');
+        /** The masters (as indexes into `masters`) that list a subscriber connection of the store's. */
+        const subscribedOn = async () => {
+          const lists = await Promise.all(masters.map((node) => node.call('CLIENT', 'LIST', 'TYPE', 'pubsub') as Promise<string>));
+          return lists.flatMap((list, index) => (list.includes('name=taskgate-events') ? [index] : []));
+        };
+        assert.equal((await subscribedOn()).length, 1, 'the subscriber is on one master');
+        await Promise.all(masters.map((node) => node.client('KILL', 'TYPE', 'pubsub')));
+        await eventually(async () => heard === 5, 5000, 'the listener to be called after its subscriber reconnected');
+
+        // Its node stops answering: the subscriber gives it up for another node (the heartbeat
+        // finds it), and the listener is called once it is subscribed there. The node resumes
+        // before the cluster would mark it failed (cluster-node-timeout, 15 s).
+        const node = (await subscribedOn())[0]!;
+        const port = Number(masters[node]!.options.port);
+        paused = cluster!.servers.findIndex((server) => server.port === port);
+        cluster!.servers[paused]!.pause();
+        await eventually(async () => heard === 6, 12_000, 'the listener to be called after its subscriber moved');
+        cluster!.servers[paused]!.resume();
+        paused = undefined;
+        // (The resumed node may still list the connection it lost until it reads its end.)
+        const on = await subscribedOn();
+        assert.ok(on.some((index) => index !== node), `subscribed on another node than ${port}`);
+      } finally {
+        if (paused !== undefined) cluster!.servers[paused]!.resume();
+        raw.disconnect();
+        await Promise.all([writer.close(), reader.close()]);
       }
     });
 

@@ -153,9 +153,30 @@ if (!redisServerInstalled()) {
       await eventually(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 5000, 'every connection of the closed store to be closed');
     });
 
+    it('announces task changes through the master, and closes its subscriber with the store', async () => {
+      const sentinelPort = setup.topology.sentinel.port;
+      const sockets = () => process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
+      const baseline = { subscribers: await subscribersOf(sentinelPort), sockets: sockets() };
+      const prefix = `s${sequence++}:`;
+      const [writer, reader] = [await storeOn(setup.topology, undefined, { keyPrefix: prefix }), await storeOn(setup.topology, undefined, { keyPrefix: prefix })];
+      try {
+        let heard = 0;
+        reader.events.subscribe('tg_watched', () => heard++);
+        await eventually(async () => heard === 1, 5000, 'the subscription');
+        await writer.events.publish('tg_watched');
+        await eventually(async () => heard === 2, 5000, 'the announcement');
+      } finally {
+        await Promise.all([writer.close(), reader.close()]);
+      }
+      await eventually(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 5000, 'every connection of the closed stores to be closed');
+    });
+
     it('follows SENTINEL FAILOVER to the promoted replica within seconds, with what it wrote before', async (t) => {
       const { master, replica } = setup.topology;
       const { store, written } = await storeHoldingATask(setup);
+      let heard = 0;
+      store.events.subscribe(written.handle, () => heard++);
+      await eventually(async () => heard === 1, 5000, 'the subscription');
 
       await withClient(setup.topology.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
       const switched = await untilMasterIs(setup.topology.sentinel.port, NAME, replica.port);
@@ -180,6 +201,12 @@ if (!redisServerInstalled()) {
       const later = taskRecord();
       assert.equal(await store.createTask(later, 10), 'created');
       assert.deepEqual(await store.getTask(later.handle), later);
+
+      // The subscriber followed the switch too: its listener was called (announcements may
+      // have been lost), and hears announcements made on the new master.
+      await eventually(async () => heard === 2, 5000, 'the listener to be called after the failover');
+      await store.events.publish(written.handle);
+      await eventually(async () => heard === 3, 5000, 'an announcement after the failover');
     });
   });
 

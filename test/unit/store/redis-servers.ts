@@ -177,6 +177,8 @@ export class RedisServerProcess {
 
 export interface RedisClusterProcesses {
   readonly nodes: { host: string; port: number }[];
+  /** The masters' processes, in the order of `nodes`. */
+  readonly servers: readonly RedisServerProcess[];
   stop(): Promise<void>;
 }
 
@@ -200,7 +202,7 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterProcesses
     for (const server of servers) {
       await eventually(async () => clusterStateOk(server.port), 10_000, `cluster_state:ok on port ${server.port}`);
     }
-    return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), stop };
+    return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, stop };
   } catch (error) {
     await stop();
     throw error;

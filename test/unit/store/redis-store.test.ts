@@ -13,6 +13,7 @@ import { createStore } from '../../../src/store/create-store.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { decidePoll, type PollRules, type PollState } from '../../../src/task-model/poll-rule.js';
+import { defineProvidedContract } from './provided-contract.js';
 import { defineStoreContract, pollAsOwner, pollPatch, taskRecord } from './store-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
 
@@ -42,6 +43,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
   });
 
   defineStoreContract('redis (standalone)', { create: () => newStore() });
+  defineProvidedContract('redis (standalone)', { create: () => newStore() });
 
   describe('Redis store', () => {
     it('keeps poll snapshots encrypted at rest, opens them after a key rotation, and deletes them with the task', async () => {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
+import { defineProvidedContract } from './provided-contract.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
 import {
   eventually, freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica,
@@ -69,13 +70,16 @@ if (!redisServerInstalled() || !opensslInstalled) {
     await rm(dir, { recursive: true, force: true });
   });
 
-  defineStoreContract('redis over TLS (rediss://, tls.ca)', {
+  const overTls = {
     create: async () => {
       const store = newStore({ ca: certs.ca });
       await store.whenReady(5000);
       return store;
     },
-  });
+  };
+  defineStoreContract('redis over TLS (rediss://, tls.ca)', overTls);
+  // Over TLS too, as task events open a connection of their own.
+  defineProvidedContract('redis over TLS (rediss://, tls.ca)', overTls);
 
   describe('Redis store over TLS', () => {
     it('checks the server name, which servername can override', async () => {

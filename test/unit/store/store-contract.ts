@@ -18,6 +18,7 @@ export function taskRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
   const now = Date.now();
   return {
     handle: mintHandle(),
+    kind: 'backend',
     owner: 'owner-a',
     upstream: 'tools',
     instance: 'http://127.0.0.1:3000',

@@ -9,6 +9,7 @@ import { createAuditLog } from '../../../src/observability/audit.js';
 import { createHandleHasher } from '../../../src/observability/handle-hash.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { TaskObserver } from '../../../src/observability/task-observer.js';
+import { ProvidedTasks } from '../../../src/provided/provided-tasks.js';
 import { InstancePool } from '../../../src/routing/balancer.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
@@ -21,13 +22,15 @@ function depsWith(store: MemoryStore): TaskDeps {
   const logger = pino({ level: 'silent' });
   const metrics = createMetrics({ defaultMetrics: false });
   const audit = auditSchema.parse({});
+  const observer = new TaskObserver(metrics, createAuditLog({ ...audit, stdout: false }, { buffered: false, flushInterval: 250 }, () => undefined), createHandleHasher('test-salt-0123456789'), logger, audit);
   return {
     store,
     policy: tasksSchema.parse({}),
     authEnabled: true,
     logger,
     resultWaits: new Map(),
-    observer: new TaskObserver(metrics, createAuditLog({ ...audit, stdout: false }, { buffered: false, flushInterval: 250 }, () => undefined), createHandleHasher('test-salt-0123456789'), logger, audit),
+    observer,
+    provided: new ProvidedTasks({ store, logger, observer, metrics }),
     callUpstream: async () => 200,
   };
 }

@@ -1,0 +1,61 @@
+/**
+ * Which tools the gateway runs as tasks, and which it leaves to the backend. The policy names
+ * the tools (upstreams.*.providedTasks); a tool the backend itself offers as a task stays a
+ * backend task, so the gateway never runs one task twice. The backend's own offer is learnt
+ * from the answers that pass through: `execution.taskSupport` in a 2025 tools/list, the tasks
+ * extension in a 2026 server/discover. Until a replica has seen one, it runs listed tools
+ * itself, and the backend is sent a plain call (no `task`, no extension declared), so it
+ * cannot make a task of its own either: a task is run once, by one of them.
+ */
+import type { UpstreamConfig } from '../config/index.js';
+
+export type ProvidedTasksPolicy = NonNullable<UpstreamConfig['providedTasks']>;
+
+/** Tools remembered per upstream; past it the oldest is forgotten (and run by the gateway). */
+const MAX_TOOLS_PER_UPSTREAM = 10_000;
+
+interface Learnt {
+  /** 2025: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
+  readonly legacyTools: Map<string, string>;
+  /** 2026: whether the backend's server/discover declared the tasks extension. */
+  modernExtension: boolean;
+}
+
+export class BackendSupport {
+  private readonly upstreams = new Map<string, Learnt>();
+
+  /** Whether the gateway runs `tool` of `upstream` as a task in `era`. */
+  provides(policy: ProvidedTasksPolicy | undefined, upstream: string, tool: string, era: 'legacy' | 'modern'): policy is ProvidedTasksPolicy {
+    if (!policy) return false;
+    if (policy.tools !== 'all' && !policy.tools.includes(tool)) return false;
+    const learnt = this.upstreams.get(upstream);
+    if (era === 'modern') return !learnt?.modernExtension;
+    const own = learnt?.legacyTools.get(tool);
+    return own === undefined || own === 'forbidden';
+  }
+
+  /** Whether `tool` is one the policy lists (advertised as task-capable whoever runs it). */
+  lists(policy: ProvidedTasksPolicy | undefined, tool: string): boolean {
+    return policy !== undefined && (policy.tools === 'all' || policy.tools.includes(tool));
+  }
+
+  learnLegacyTool(upstream: string, tool: string, taskSupport: unknown): void {
+    const tools = this.learnt(upstream).legacyTools;
+    tools.delete(tool);
+    if (tools.size >= MAX_TOOLS_PER_UPSTREAM) tools.delete(tools.keys().next().value!);
+    tools.set(tool, typeof taskSupport === 'string' ? taskSupport : 'forbidden');
+  }
+
+  learnModernExtension(upstream: string, declared: boolean): void {
+    this.learnt(upstream).modernExtension = declared;
+  }
+
+  private learnt(upstream: string): Learnt {
+    let learnt = this.upstreams.get(upstream);
+    if (!learnt) {
+      learnt = { legacyTools: new Map(), modernExtension: false };
+      this.upstreams.set(upstream, learnt);
+    }
+    return learnt;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What a backend call's outcome makes of its task, by era (PROTOCOL-BRIEF §1):
+ *   a JSON-RPC error              → failed, the error kept (tasks/result and tasks/get give it)
+ *   a tool result, isError: true  → failed in 2025-11-25; completed with result.isError in 2026
+ *   any other tool result         → completed, the result kept
+ *   2026 InputRequiredResult      → input_required, its inputRequests under keys unique over the
+ *                                   task's life, its requestState kept for the retry (never shown)
+ *   no answer (timeout, unreachable, unreadable reply, shutdown) → failed, saying why
+ * A result larger than tasks.provided.maxResultBytes ends the task failed, saying so: never a
+ * result silently cut.
+ */
+import type { Era } from '../mcp/era.js';
+import type { JsonObject, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
+import { isTerminalStatus } from '../task-model/task-record.js';
+import { isObject } from '../tasks/task-shapes.js';
+import type { CallOutcome } from './call-runner.js';
+import { ending, failureOutcome, type Decision } from './transitions.js';
+
+export interface OutcomeLimits {
+  readonly maxResultBytes: number;
+  readonly statusMessageMaxLength: number;
+}
+
+/** 2026: rounds of input one task may ask for; past it the task fails (a backend in a loop). */
+export const MAX_INPUT_ROUNDS = 100;
+
+export type OutcomeStep =
+  | { readonly kind: 'decide'; readonly decide: (view: ProvidedTaskView) => Decision }
+  /** 2026: the backend wants its requestState back with no input asked: retry at once. */
+  | { readonly kind: 'retry'; readonly requestState: string }
+  /** The call was stopped because the task was cancelled or is gone: nothing to write. */
+  | { readonly kind: 'none' };
+
+export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLimits): OutcomeStep {
+  const max = limits.statusMessageMaxLength;
+  if (outcome.kind === 'failure') {
+    if (outcome.failure === 'aborted') return { kind: 'none' };
+    return { kind: 'decide', decide: ending('failed', failureOutcome(outcome.message), outcome.message, max) };
+  }
+  const { response } = outcome;
+  if (response.error) {
+    return { kind: 'decide', decide: ending('failed', { error: response.error }, response.error.message, max) };
+  }
+  const result = response.result;
+  if (!isObject(result)) {
+    const message = 'the backend answered the call without a result object';
+    return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
+  }
+  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, max);
+  const size = Buffer.byteLength(JSON.stringify(result));
+  if (size > limits.maxResultBytes) {
+    const message = `the result (${size} bytes) is larger than tasks.provided.maxResultBytes (${limits.maxResultBytes} bytes)`;
+    return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
+  }
+  if (era === 'legacy' && result.isError === true) {
+    return { kind: 'decide', decide: ending('failed', { result }, 'the tool reported an error', max) };
+  }
+  return { kind: 'decide', decide: ending('completed', { result }, undefined, max) };
+}
+
+/** 2026 MRTR: the input the backend asks for becomes the task's inputRequests. */
+function inputStep(result: JsonObject, maxMessage: number): OutcomeStep {
+  const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+  const requestState = typeof result.requestState === 'string' ? result.requestState : undefined;
+  const keys = Object.keys(requests);
+  if (keys.length === 0) {
+    if (requestState !== undefined) return { kind: 'retry', requestState };
+    const message = 'the backend asked for input without saying what';
+    return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, maxMessage) };
+  }
+  return {
+    kind: 'decide',
+    decide: (view) => {
+      if (isTerminalStatus(view.record.status)) return undefined;
+      const round = view.state.round + 1;
+      if (round > MAX_INPUT_ROUNDS) {
+        const message = `the backend asked for input more than ${MAX_INPUT_ROUNDS} times`;
+        return ending('failed', failureOutcome(message), message, maxMessage)(view);
+      }
+      const inputRequests: Record<string, JsonObject> = {};
+      const inputKeys: Record<string, string> = {};
+      for (const key of keys) {
+        const request = requests[key];
+        if (!isObject(request)) continue;
+        // Keys must stay unique over the task's life, and the backend may reuse its own.
+        const shown = `${round}.${key}`;
+        inputRequests[shown] = request;
+        inputKeys[shown] = key;
+      }
+      const state: ProvidedState = { ...view.state, round, inputRequests, inputKeys, requestState, inputResponses: {}, callId: undefined };
+      return { patch: { status: 'input_required', statusMessage: undefined }, state };
+    },
+  };
+}

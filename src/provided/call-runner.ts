@@ -1,0 +1,217 @@
+/**
+ * One backend call of a task the gateway runs: the plain tools/call the backend can answer,
+ * held open by the gateway rather than by the client. It reads the reply as the client would
+ * (a JSON body, or an event stream through the same SSE tap as relayed streams, with its event
+ * size limit), reports progress and server→client requests as they come, and settles with the
+ * backend's answer to this call or with why there is none. It touches no store: the task driver
+ * (task-driver.ts) decides what each report means for the task.
+ */
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
+import { isEventStream, isJson } from '../mcp/media-type.js';
+import { parseJsonRpcBody, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
+import { createSseTap } from '../mcp/sse-tap.js';
+import { readBounded } from '../upstream/relay-streams.js';
+
+export interface CallTarget {
+  readonly dispatcher: Dispatcher;
+  readonly origin: string;
+  readonly path: string;
+  /** Complete request headers (protocol, session, credentials): what the backend gets. */
+  readonly headers: Record<string, string>;
+}
+
+export interface CallLimits {
+  /** The call may take this long in all, headers and body (the task's own timeout). */
+  readonly timeoutMs: number;
+  /**
+   * 2025-11-25: a disconnect is no cancellation there, so a call the gateway stops is first
+   * named in notifications/cancelled in its session. (2026: closing the stream is the cancel.)
+   */
+  readonly cancelNotice: boolean;
+  readonly maxResponseBytes: number;
+  readonly maxSseEventBytes: number;
+}
+
+export interface CallReports {
+  /** A notifications/progress for this call: its text, for the task's statusMessage. */
+  onProgress?(message: string): void;
+  /** A server→client request in the call's stream (2025: elicitation, sampling). */
+  onServerRequest?(request: JsonRpcRequest): Promise<void>;
+}
+
+/** Why a call has no answer; `aborted`: stopped because its task was cancelled or is gone. */
+export type CallFailure = 'timeout' | 'unreachable' | 'bad_reply' | 'shutdown' | 'aborted';
+
+export type CallOutcome =
+  /** The backend answered this call: a result or a JSON-RPC error, with the HTTP status it came with. */
+  | { readonly kind: 'answer'; readonly status: number; readonly response: JsonRpcResponse }
+  | { readonly kind: 'failure'; readonly failure: CallFailure; readonly message: string };
+
+const PROGRESS_TEXT_MAX = 512;
+/** How long a 2025 backend is given to take notifications/cancelled before its call is cut. */
+const CANCEL_NOTICE_MS = 1000;
+
+export class CallRunner {
+  readonly callId: string;
+  private readonly target: CallTarget;
+  private readonly limits: CallLimits;
+  private readonly reports: CallReports;
+  private readonly controller = new AbortController();
+  private abortReason: { failure: CallFailure; message: string } | undefined;
+  /** Settles once, with the call's outcome. */
+  readonly outcome: Promise<CallOutcome>;
+
+  constructor(callId: string, body: string, target: CallTarget, limits: CallLimits, reports: CallReports) {
+    this.callId = callId;
+    this.target = target;
+    this.limits = limits;
+    this.reports = reports;
+    this.outcome = this.run(body);
+  }
+
+  get timeoutMs(): number {
+    return this.limits.timeoutMs;
+  }
+
+  get origin(): string {
+    return this.target.origin;
+  }
+
+  /** The target with its headers (credentials included), for the next call of the same task. */
+  get callTarget(): CallTarget {
+    return this.target;
+  }
+
+  /**
+   * 2025-11-25: tells the backend that this call is cancelled (notifications/cancelled with the
+   * call's id, in its session), waiting at most CANCEL_NOTICE_MS for it. Best effort.
+   */
+  private async notifyCancelled(reason: string): Promise<void> {
+    const ms = CANCEL_NOTICE_MS;
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: this.callId, reason } });
+    try {
+      const reply = await this.target.dispatcher.request({
+        origin: this.target.origin,
+        path: this.target.path,
+        method: 'POST',
+        headers: this.target.headers,
+        body,
+        headersTimeout: ms,
+        bodyTimeout: ms,
+      });
+      await reply.body.dump();
+    } catch {
+      // The call is cut next either way; closing its stream is the rest of the message.
+    }
+  }
+
+  /**
+   * Stops the call; the outcome settles as a failure of `failure` with `message`. A 2025
+   * backend is told first (at most CANCEL_NOTICE_MS).
+   */
+  abort(failure: CallFailure, message: string): void {
+    if (this.abortReason) return;
+    this.abortReason = { failure, message };
+    if (!this.limits.cancelNotice) {
+      this.controller.abort();
+      return;
+    }
+    void this.notifyCancelled(message).finally(() => this.controller.abort());
+  }
+
+  private async run(body: string): Promise<CallOutcome> {
+    const timer = setTimeout(() => this.abort('timeout', `the backend did not answer within ${this.limits.timeoutMs} ms`), this.limits.timeoutMs);
+    timer.unref();
+    let reply: Dispatcher.ResponseData;
+    try {
+      reply = await this.target.dispatcher.request({
+        origin: this.target.origin,
+        path: this.target.path,
+        method: 'POST',
+        headers: this.target.headers,
+        body,
+        signal: this.controller.signal,
+        // The call's own limit governs, not the upstream's idle timers for relayed requests.
+        headersTimeout: this.limits.timeoutMs,
+        bodyTimeout: this.limits.timeoutMs,
+      });
+    } catch (error) {
+      clearTimeout(timer);
+      if (this.abortReason) return { kind: 'failure', ...this.abortReason };
+      return { kind: 'failure', failure: 'unreachable', message: `the backend could not be reached: ${describe(error)}` };
+    }
+    try {
+      return await this.read(reply);
+    } catch (error) {
+      reply.body.destroy();
+      if (this.abortReason) return { kind: 'failure', ...this.abortReason };
+      return { kind: 'failure', failure: 'bad_reply', message: `the backend's reply could not be read: ${describe(error)}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async read(reply: Dispatcher.ResponseData): Promise<CallOutcome> {
+    const contentType = headerValue(reply.headers['content-type']);
+    let answer: JsonRpcResponse | undefined;
+    if (isEventStream(contentType)) {
+      const tap = createSseTap({
+        maxEventBytes: this.limits.maxSseEventBytes,
+        onMessage: async (message) => {
+          answer ??= await this.consider(message);
+          return undefined;
+        },
+      });
+      // The tap re-emits what it read; nothing downstream wants it.
+      const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
+      await pipeline(reply.body, tap, discard);
+    } else if (isJson(contentType)) {
+      const text = await readBounded(reply.body, this.limits.maxResponseBytes);
+      for (const message of parseJsonRpcBody(text).messages) answer ??= await this.consider(message);
+    } else {
+      await reply.body.dump();
+    }
+    if (answer) return { kind: 'answer', status: reply.statusCode, response: answer };
+    return {
+      kind: 'failure',
+      failure: 'bad_reply',
+      message: `the backend answered HTTP ${reply.statusCode} without an answer to the call`,
+    };
+  }
+
+  /** The response to this call, or undefined after reporting what else the message was. */
+  private async consider(message: McpMessage): Promise<JsonRpcResponse | undefined> {
+    if (message.kind === 'response') return message.id === this.callId ? message : undefined;
+    if (message.kind === 'request') {
+      await this.reports.onServerRequest?.(message);
+      return undefined;
+    }
+    if (message.method === 'notifications/progress') {
+      const text = progressText(message.params);
+      if (text !== undefined) this.reports.onProgress?.(text);
+    }
+    return undefined;
+  }
+}
+
+/** "message" if the backend gave one, else "progress/total". */
+function progressText(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null) return undefined;
+  const { message, progress, total } = params as { message?: unknown; progress?: unknown; total?: unknown };
+  if (typeof message === 'string' && message.length > 0) return message.slice(0, PROGRESS_TEXT_MAX * 2);
+  if (typeof progress !== 'number') return undefined;
+  return typeof total === 'number' ? `progress ${progress}/${total}` : `progress ${progress}`;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A network error's code or message, never a body: safe for a status message. */
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown; cause?: { code?: unknown } })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.name : 'unknown error';
+}

@@ -1,0 +1,75 @@
+/**
+ * Starting a provided task's backend call: the plain tools/call the backend gets (the
+ * client's params without `task`, and for 2026 without the tasks extension declared, so the
+ * backend can never make a task of its own), under a JSON-RPC id and progress token of the
+ * gateway's, with the headers a forwarded call would carry (the route's credentials, never the
+ * client's token; the task's own session for 2025).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import { CLIENT_CAPABILITIES_META, isModernVersion, TASKS_EXTENSION } from '../mcp/era.js';
+import type { Instance } from '../routing/balancer.js';
+import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
+import { isObject } from '../tasks/task-shapes.js';
+import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
+import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
+
+/** The call a tools/call request asks for, as the gateway will send it (and send it again on a retry). */
+export function captureCall(request: FastifyRequest, params: JsonObject): ProvidedCall {
+  const { task: _task, ...plain } = params;
+  const meta = isObject(plain._meta) ? { ...plain._meta } : undefined;
+  const capabilities = meta && isObject(meta[CLIENT_CAPABILITIES_META]) ? { ...meta[CLIENT_CAPABILITIES_META] } : undefined;
+  if (capabilities && isObject(capabilities.extensions)) {
+    const { [TASKS_EXTENSION]: _declared, ...others } = capabilities.extensions;
+    capabilities.extensions = others;
+    meta![CLIENT_CAPABILITIES_META] = capabilities;
+  }
+  if (meta) plain._meta = meta;
+  // Only the protocol's own headers are kept for a retry: never cookies or credentials.
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name.startsWith('mcp-') && name !== 'mcp-session-id' && typeof value === 'string') headers[name] = value;
+  }
+  return { params: plain, headers };
+}
+
+export interface CallPlan {
+  readonly call: ProvidedCall;
+  readonly instance: Instance;
+  /** 2025: the session the task lives in upstream (the client's backend session). */
+  readonly session?: string;
+  /** Params added for this call: 2026 inputResponses and requestState on a retry. */
+  readonly extraParams?: JsonObject;
+  readonly timeoutMs: number;
+}
+
+/** The call's target, with the headers `request` would be forwarded with. */
+export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: boolean): CallTarget {
+  const route = request.tg.route;
+  const endpoint = route.endpoints.get(plan.instance.url) ?? new URL(plan.instance.url);
+  // The creating request's own headers are what a forwarded call would carry; a retry (from a
+  // tasks/update) carries the original call's protocol headers instead of its own.
+  const headers: IncomingHttpHeaders = fromClient ? copyRequestHeaders(request.headers) : { ...plan.call.headers };
+  headers.host = endpoint.host;
+  headers['content-type'] = 'application/json';
+  headers.accept = 'application/json, text/event-stream';
+  delete headers['content-length'];
+  if (plan.session === undefined) delete headers['mcp-session-id'];
+  else headers['mcp-session-id'] = plan.session;
+  buildUpstreamRequestHeaders(request, headers);
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') flat[name] = value;
+  return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat };
+}
+
+/** Starts the call: the runner sends it at once and reports to `reports`. */
+export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports): CallRunner {
+  const callId = `taskgate-${randomUUID()}`;
+  const meta = isObject(plan.call.params._meta) ? plan.call.params._meta : {};
+  // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
+  const params = { ...plan.call.params, ...plan.extraParams, _meta: { ...meta, progressToken: callId } };
+  const body = JSON.stringify({ jsonrpc: '2.0', id: callId, method: 'tools/call', params });
+  const cancelNotice = !isModernVersion(target.headers['mcp-protocol-version']);
+  return new CallRunner(callId, body, target, { timeoutMs: plan.timeoutMs, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+}

@@ -1,0 +1,176 @@
+/**
+ * A tools/call of a tool the gateway runs as a task (DESIGN.md §9, "Creation"):
+ *   2025-11-25  the client asked for a task (`params.task`): the task exists at once, the
+ *               CreateTaskResult goes back, and the plain call runs on in the client's session;
+ *   2026-07-28  the client declared the extension, and the server decides: the call is sent
+ *               and, if the backend has not answered within promoteAfter, the client gets a
+ *               CreateTaskResult while the call runs on; a faster answer goes back as it is.
+ * At the 2026 limits (this replica's running calls, the owner's live tasks, the creation rate)
+ * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { selectInstanceFor } from '../routing/route-stage.js';
+import type { Instance } from '../routing/balancer.js';
+import type { ProvidedState, JsonObject } from '../task-model/provided-state.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import { enforcedInterval } from '../task-model/poll-rule.js';
+import { mintHandle } from '../tasks/handle.js';
+import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
+import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
+import type { ProvidedTasksPolicy } from './backend-support.js';
+import type { CallOutcome } from './call-runner.js';
+import { callTarget, captureCall, startCall, type CallPlan } from './call-start.js';
+import type { ProvidedContext } from './provided-context.js';
+import { TaskDriver, type DriverSettings } from './task-driver.js';
+
+export interface CreationContext {
+  readonly ctx: ProvidedContext;
+  readonly deps: TaskDeps;
+  readonly policy: ProvidedTasksPolicy;
+  /** The driver settings of a call on this request's route. */
+  readonly settings: DriverSettings;
+}
+
+/** 2025: the task now, the call after. */
+export async function createLegacyTask(c: CreationContext, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer> {
+  const { ctx, deps } = c;
+  const owner = ownerOf(request);
+  await countCreation(deps, owner);
+  if (ctx.inFlight >= deps.policy.provided.maxRunning) throw new GatewayError('TG_ERR_GATEWAY_BUSY');
+  const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+  request.tg.instance = instance;
+  const requested = isObject(params.task) ? params.task.ttl : undefined;
+  const ttlMs = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, ttlCap(deps, tool));
+  const record = newRecord(request, tool, ttlMs, instance, deps);
+  const plan: CallPlan = { call: captureCall(request, params), instance, session: request.tg.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
+  const state: ProvidedState = { call: plan.call, instance: instance.url, round: 0 };
+  const created = await deps.store.createProvidedTask(record, state, deps.policy.maxLivePerPrincipal);
+  if (created !== 'created') throw refusal(deps, created);
+  const driver = startDriver(c, request, plan, true);
+  driver.attach(record);
+  announce(c, request, record);
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { task: taskFromRecord(record) } } };
+}
+
+/** 2026: the call first; a task only if it outlasts promoteAfter. */
+export async function promoteModernCall(c: CreationContext, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
+  const { ctx, deps } = c;
+  if (ctx.inFlight >= deps.policy.provided.maxRunning) return undefined;
+  const tg = request.tg;
+  const instance = await selectInstanceFor(request, deps.store, tg.snapshot.sessions);
+  tg.instance = instance;
+  const ttlMs = Math.min(deps.policy.ttl.default, ttlCap(deps, tool));
+  const plan: CallPlan = { call: captureCall(request, params), instance, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
+  const driver = startDriver(c, request, plan, true);
+  const left = () => driver.runner.abort('aborted', 'the client left before the call became a task');
+  tg.abort.once('abort', left);
+  try {
+    const timer = new AbortController();
+    const first = await Promise.race([
+      driver.runner.outcome.then((outcome) => ({ outcome })),
+      sleep(c.policy.promoteAfter, undefined, { signal: timer.signal, ref: false }).then(() => undefined, () => undefined),
+    ]);
+    timer.abort();
+    if (first === undefined && !tg.abort.aborted) {
+      const record = await promote(c, request, tool, ttlMs, instance, plan);
+      if (record) {
+        driver.attach(record);
+        announce(c, request, record);
+        return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'task', ...taskFromRecord(record) } } };
+      }
+    }
+    const outcome = first?.outcome ?? (await driver.runner.outcome);
+    driver.release();
+    return plainAnswer(message, outcome);
+  } finally {
+    tg.abort.off('abort', left);
+  }
+}
+
+/** The task record for a promoted call; undefined where a limit keeps the call plain. */
+async function promote(c: CreationContext, request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, plan: CallPlan): Promise<TaskRecord | undefined> {
+  const { deps } = c;
+  const record = newRecord(request, tool, ttlMs, instance, deps);
+  try {
+    await countCreation(deps, record.owner);
+    const created = await deps.store.createProvidedTask(record, { call: plan.call, instance: instance.url, round: 0 }, deps.policy.maxLivePerPrincipal);
+    if (created === 'created') return record;
+    request.log.info({ tool, reason: created }, 'a call that could have become a task stays a plain call (task limit)');
+  } catch (error) {
+    // A rate limit, or the store away: the client waits for the plain answer instead.
+    request.log.info({ tool, err: error instanceof GatewayError ? error.code : error }, 'a call that could have become a task stays a plain call');
+  }
+  return undefined;
+}
+
+function startDriver(c: CreationContext, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
+  const target = callTarget(request, plan, fromClient);
+  const limits = request.tg.snapshot.config.limits;
+  return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports), c.settings);
+}
+
+function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: TaskDeps): TaskRecord {
+  const tg = request.tg;
+  const now = Date.now();
+  const iso = new Date(now).toISOString();
+  const handle = mintHandle();
+  const header = request.headers['mcp-protocol-version'];
+  const era = tg.mcp!.era;
+  return {
+    handle,
+    kind: 'provided',
+    owner: ownerOf(request),
+    upstream: tg.route.pool.upstream,
+    instance: instance.url,
+    upstreamPath: tg.route.upstreamPath,
+    // No backend task exists: the handle names the task on both sides of the gateway.
+    upstreamTaskId: handle,
+    era,
+    tool,
+    upstreamSession: era === 'legacy' ? tg.sessionId : undefined,
+    protocolVersion: typeof header === 'string' && header.length <= 32 ? header : undefined,
+    createdAt: now,
+    createdAtIso: iso,
+    lastUpdatedAtIso: iso,
+    ttlMs,
+    expiresAt: now + ttlMs,
+    pollIntervalMs: enforcedInterval(undefined, deps.policy.poll.floor, deps.policy.poll.default),
+    status: 'working',
+    readOnce: deps.policy.tools[tool]?.readOnce ?? false,
+  };
+}
+
+function ttlCap(deps: TaskDeps, tool: string): number {
+  return Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+}
+
+function announce(c: CreationContext, request: FastifyRequest, record: TaskRecord): void {
+  request.tg.createdTask = record;
+  c.deps.observer.created(record);
+}
+
+function refusal(deps: TaskDeps, outcome: 'owner-limit' | 'full'): GatewayError {
+  return outcome === 'owner-limit'
+    ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
+    : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });
+}
+
+/** A call that stayed plain: the backend's answer under the client's id, or why there is none. */
+function plainAnswer(message: JsonRpcRequest, outcome: CallOutcome): LocalAnswer {
+  if (outcome.kind === 'answer') {
+    const { result, error } = outcome.response;
+    const body = error ? { jsonrpc: '2.0', id: message.id, error } : { jsonrpc: '2.0', id: message.id, result };
+    return { status: outcome.status, body };
+  }
+  switch (outcome.failure) {
+    case 'timeout':
+      throw new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { detail: outcome.message });
+    case 'unreachable':
+      throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: outcome.message });
+    default:
+      throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: outcome.message });
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * Tasks the gateway runs itself (DESIGN.md §9, docs/provided-tasks.md): for the tools a
+ * policy names, an unmodified MCP server becomes task-capable through the gateway. This is the
+ * room's one door: the tasks stage calls it for a tools/call (planToolCall), for a task whose
+ * record says `provided` (answer), for the results that advertise tasks (advertise), and for a
+ * 2025 client's answer to a question the backend asked mid-call (inputAnswered). It lives as
+ * long as the gateway (its calls outlive any policy snapshot); each request brings its own
+ * policy in request.tg.snapshot.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { declaresTasksExtension } from '../mcp/era.js';
+import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { TaskObserver } from '../observability/task-observer.js';
+import type { Store } from '../store/store.js';
+import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
+import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
+import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
+import { BackendSupport } from './backend-support.js';
+import type { CallRunner } from './call-runner.js';
+import { callTarget, startCall } from './call-start.js';
+import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
+import type { HeldCall, ProvidedContext } from './provided-context.js';
+import { answerLegacyResult } from './result-stream.js';
+import { answerCancel, answerGet, applyUpdate, type Retry } from './task-answers.js';
+import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
+import { ending, failureOutcome, transition } from './transitions.js';
+
+export interface ProvidedTasksDeps {
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly observer: TaskObserver;
+  readonly metrics: GatewayMetrics;
+}
+
+const LAPSED_BATCH = 100;
+
+export class ProvidedTasks {
+  private readonly ctx: ProvidedContext;
+
+  constructor(deps: ProvidedTasksDeps) {
+    this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0 };
+  }
+
+  /** A tools/call this room runs as a task: the answer, or undefined for the takeover stage. */
+  async planToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    const params = message.params;
+    if (!isObject(params) || typeof params.name !== 'string') return undefined;
+    const tool = params.name;
+    const tg = request.tg;
+    const upstream = tg.route.pool.upstream;
+    const policy = tg.snapshot.config.upstreams[upstream]?.providedTasks;
+    const era = tg.mcp!.era;
+    if (!this.ctx.support.provides(policy, upstream, tool, era)) return undefined;
+    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era) };
+    if (era === 'legacy') {
+      if (!isObject(params.task)) return undefined;
+      tg.toolName = tool.slice(0, 128);
+      return createLegacyTask(creation, request, message, params, tool);
+    }
+    // A client that did not declare the extension always gets the plain result.
+    if (!declaresTasksExtension(message)) return undefined;
+    tg.toolName = tool.slice(0, 128);
+    tg.declaresTasks = true;
+    return promoteModernCall(creation, request, message, params, tool);
+  }
+
+  /** tasks/* of a provided task, after the owner check (and, for tasks/get, the poll's). */
+  async answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    switch (message.method) {
+      case 'tasks/get':
+        return answerGet(deps, request, message, record);
+      case 'tasks/result':
+        return answerLegacyResult(deps, request, message, record.handle);
+      case 'tasks/cancel':
+        return answerCancel(this.ctx, deps, request, message, record);
+      default: {
+        const { answer, retry } = await applyUpdate(deps, message, record);
+        if (retry) this.retry(deps, request, retry);
+        return answer;
+      }
+    }
+  }
+
+  /** initialize, tools/list, server/discover results: tasks advertised where the gateway runs them. */
+  advertise(request: FastifyRequest, method: string | undefined, result: JsonObject): boolean {
+    if (method === undefined || !ADVERTISING_METHODS.has(method)) return false;
+    return advertiseProvidedTasks(this.ctx.support, request, method, result);
+  }
+
+  /**
+   * 2025: the client answered a question the backend asked during a provided task's call (the
+   * answer itself is forwarded to the backend by the takeover stage). Once none is left
+   * unanswered, the task is working again.
+   */
+  async inputAnswered(handle: string, id: string): Promise<void> {
+    const moved = await transition(this.ctx.store, handle, (view) => {
+      const pending = view.state.pendingRequests ?? [];
+      const left = pending.filter((request) => request.id !== id);
+      if (left.length === pending.length) return undefined;
+      const status = view.record.status === 'input_required' && left.length === 0 ? 'working' : view.record.status;
+      return { patch: { status }, state: { ...view.state, pendingRequests: left } };
+    });
+    if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, moved.status);
+  }
+
+  /** A provided task's lifetime ended: a call still held here stops (there is no task to write). */
+  expired(record: TaskRecord): void {
+    const held = this.ctx.held.get(record.handle);
+    if (held) void held.cancel();
+  }
+
+  /**
+   * Ends `working` tasks whose call lease lapsed: the replica holding the call stopped (a
+   * crash, a kill), so nothing will ever answer them. Run with the expiry sweeps.
+   */
+  async sweepLapsedLeases(statusMessageMax: number, now = Date.now()): Promise<number> {
+    const lapsed = await this.ctx.store.takeLapsedLeases(now, LAPSED_BATCH);
+    let ended = 0;
+    for (const handle of lapsed) {
+      // A call this replica still holds lost its lease too: its next renewal is refused and stops it.
+      const message = 'the gateway replica running this task stopped before the backend answered';
+      const moved = await transition(this.ctx.store, handle, (view) =>
+        view.record.status === 'working' ? ending('failed', failureOutcome(message), message, statusMessageMax)(view) : undefined,
+      );
+      if (!moved) continue;
+      ended++;
+      this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'failed');
+      this.ctx.metrics.providedLeaseTakeovers.inc();
+      this.ctx.metrics.providedTasksEnded.inc({ upstream: moved.before.record.upstream, outcome: 'failed' });
+      this.ctx.logger.warn({ upstream: moved.before.record.upstream, tool: moved.before.record.tool }, 'a provided task\'s call lease lapsed; the task ends failed');
+    }
+    return ended;
+  }
+
+  /**
+   * SIGTERM: calls still running get until `deadline` (the drain time), then end their tasks
+   * failed, saying why. A task waiting for 2026 input holds no call and is left as it is.
+   */
+  async close(drainMs: number): Promise<void> {
+    const calls = [...this.ctx.held.values()];
+    const all = Promise.all(calls.map((call) => call.done));
+    if (await settledWithin(all.then(() => undefined), drainMs)) return;
+    await Promise.all(calls.map((call) => call.fail('the gateway shut down before the backend answered')));
+  }
+
+  /** Calls held on this replica now (tests and metrics). */
+  get running(): number {
+    return this.ctx.inFlight;
+  }
+
+  /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
+  private settings(deps: TaskDeps, request: FastifyRequest, era: 'legacy' | 'modern'): DriverSettings {
+    const provided = deps.policy.provided;
+    const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
+    const callLimits = { maxResponseBytes, maxSseEventBytes };
+    const settings: DriverSettings = {
+      era,
+      upstream: request.tg.route.pool.upstream,
+      leaseMs: provided.lease,
+      limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
+      retry: (record, runner, requestState) => this.retryAlone(settings, callLimits, record, runner, requestState),
+    };
+    return settings;
+  }
+
+  /** 2026 tasks/update answered every question: the call again, on this replica. */
+  private retry(deps: TaskDeps, request: FastifyRequest, retry: Retry): void {
+    const instance = request.tg.route.pool.selectInstance();
+    const policy = request.tg.snapshot.config.upstreams[retry.record.upstream]?.providedTasks;
+    if (!instance || !policy) {
+      void this.failUnstarted(deps, retry.record, 'no backend instance could take the call again');
+      return;
+    }
+    const extraParams: JsonObject = { inputResponses: retry.inputResponses };
+    if (retry.requestState !== undefined) extraParams.requestState = retry.requestState;
+    const plan = { call: retry.view.state.call, instance, extraParams, timeoutMs: this.timeoutFor(policy.timeout, retry.record) };
+    const target = callTarget(request, plan, false);
+    const limits = request.tg.snapshot.config.limits;
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports), this.settings(deps, request, 'modern')).attach(retry.record);
+  }
+
+  /** 2026: the backend wants its requestState back and asked the client nothing: retried at once. */
+  private retryAlone(settings: DriverSettings, callLimits: { maxResponseBytes: number; maxSseEventBytes: number }, record: TaskRecord, previous: CallRunner, requestState: string): void {
+    void (async () => {
+      const view = await this.ctx.store.readProvidedTask(record.handle);
+      if (!view || isTerminalStatus(view.record.status)) return;
+      const round = view.state.round + 1;
+      const moved = await transition(this.ctx.store, record.handle, (now) => (now.rev === view.rev ? { patch: {}, state: { ...now.state, round } } : undefined));
+      if (!moved) return;
+      const plan = { call: view.state.call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
+      new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports), settings).attach(moved.after.record);
+    })().catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not retry a provided task\'s call'));
+  }
+
+  private async failUnstarted(deps: TaskDeps, record: TaskRecord, message: string): Promise<void> {
+    const moved = await transition(this.ctx.store, record.handle, ending('failed', failureOutcome(message), message, deps.policy.statusMessageMaxLength));
+    if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'failed');
+  }
+
+  private timeoutFor(timeoutMs: number, record: TaskRecord): number {
+    return Math.max(1, Math.min(timeoutMs, record.expiresAt - Date.now()));
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * Holds one backend call for one provided task on this replica: keeps the call's lease in the
+ * store, watches the task for a cancel or its end (any replica may cancel it), turns progress
+ * into the task's statusMessage and (2025) the backend's questions into the task's pending
+ * requests, and writes the call's outcome into the task when it settles.
+ *
+ * A 2026 call starts before it is a task (it may answer within promoteAfter): until attach()
+ * the driver only holds the call, and release() lets it go when the answer came in time.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Era } from '../mcp/era.js';
+import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { StoreUnavailableError } from '../store/store-unavailable.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import { isTerminalStatus } from '../task-model/task-record.js';
+import { mintServerRequestId } from '../tasks/handle.js';
+import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
+import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { stepForOutcome, type OutcomeLimits } from './call-outcome.js';
+import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
+import type { HeldCall, ProvidedContext } from './provided-context.js';
+import { transition } from './transitions.js';
+
+export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+/** 2025: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
+const MAX_PENDING_REQUESTS = 32;
+/** How long a call's outcome is retried while the store is away (at least four leases). */
+const OUTCOME_WRITE_BUDGET_MS = 60_000;
+/** Progress is written to the store at most this often (the latest text wins). */
+const PROGRESS_WRITE_MS = 500;
+
+export interface DriverSettings {
+  readonly era: Era;
+  readonly upstream: string;
+  readonly leaseMs: number;
+  readonly limits: OutcomeLimits;
+  /** Starts the next call of the same task with `requestState` (2026, no input asked). */
+  readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string) => void;
+}
+
+export class TaskDriver implements HeldCall {
+  readonly done: Promise<void>;
+  readonly runner: CallRunner;
+  private record: TaskRecord | undefined;
+  private decided!: (record: TaskRecord | undefined) => void;
+  private readonly attachment: Promise<TaskRecord | undefined>;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private progress: { text: string; timer: NodeJS.Timeout } | undefined;
+  private readonly startedAt = performance.now();
+
+  /** `start` sends the call, reporting to this driver. */
+  constructor(
+    private readonly ctx: ProvidedContext,
+    start: (reports: CallReports) => CallRunner,
+    private readonly settings: DriverSettings,
+  ) {
+    this.runner = start({ onProgress: (text) => this.noteProgress(text), onServerRequest: (request) => this.relayServerRequest(request) });
+    ctx.inFlight++;
+    ctx.metrics.providedCallsRunning.inc();
+    this.attachment = new Promise((resolve) => (this.decided = resolve));
+    this.done = this.runner.outcome.then((outcome) => this.finish(outcome)).catch((error: unknown) => {
+      ctx.logger.error({ err: error, upstream: settings.upstream }, 'a provided task\'s call could not be settled');
+    });
+  }
+
+  /** The call now belongs to `record`: its reports and outcome are written to the task. */
+  attach(record: TaskRecord): void {
+    this.record = record;
+    this.ctx.held.set(record.handle, this);
+    this.unsubscribe = this.ctx.store.events.subscribe(record.handle, () => void this.check());
+    void this.holdLease();
+    this.leaseTimer = setInterval(() => void this.holdLease(), Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    this.leaseTimer.unref();
+    this.decided(record);
+  }
+
+  /** No task will own the call: its outcome went to the client directly. */
+  release(): void {
+    this.decided(undefined);
+  }
+
+  async cancel(): Promise<void> {
+    this.runner.abort('aborted', 'the task was cancelled');
+  }
+
+  async fail(message: string): Promise<void> {
+    this.runner.abort('shutdown', message);
+    await this.done;
+  }
+
+  private async finish(outcome: CallOutcome): Promise<void> {
+    const record = await this.attachment;
+    this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, (performance.now() - this.startedAt) / 1000);
+    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits) : undefined;
+    if (!record || step?.kind === 'retry') {
+      this.stop();
+      // The next call of the same task takes the lease over (same replica): not released here.
+      if (record && step?.kind === 'retry') this.settings.retry(record, this.runner, step.requestState);
+      return;
+    }
+    // The lease is kept while the outcome is being written: it may take a while if the store is away.
+    if (step?.kind === 'decide') await this.writeOutcome(record, step.decide);
+    this.stop();
+    await this.ctx.store.releaseLease(record.handle, this.ctx.replica).catch(() => undefined);
+  }
+
+  /**
+   * Writes the outcome into the task; while the store is away, tries again every second, up to
+   * OUTCOME_WRITE_BUDGET_MS. If the lease lapses meanwhile, another replica ends the task
+   * failed, and this write then finds it ended and changes nothing.
+   */
+  private async writeOutcome(record: TaskRecord, decide: Parameters<typeof transition>[2]): Promise<void> {
+    const until = Date.now() + Math.max(OUTCOME_WRITE_BUDGET_MS, this.settings.leaseMs * 4);
+    for (;;) {
+      try {
+        const moved = await transition(this.ctx.store, record.handle, decide);
+        if (moved) this.observe(moved.before.record, moved.status);
+        return;
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError) || Date.now() > until) {
+          this.ctx.logger.error({ err: error, upstream: this.settings.upstream, tool: record.tool }, 'could not write a provided task\'s outcome');
+          return;
+        }
+        await sleep(1000);
+      }
+    }
+  }
+
+  private observe(before: TaskRecord, status: TaskRecord['status']): void {
+    this.ctx.observer.statusChanged(before, before.status, status);
+    if (isTerminalStatus(status)) this.ctx.metrics.providedTasksEnded.inc({ upstream: this.settings.upstream, outcome: status });
+  }
+
+  private stop(): void {
+    clearInterval(this.leaseTimer);
+    this.unsubscribe?.();
+    if (this.progress) clearTimeout(this.progress.timer);
+    this.progress = undefined;
+    this.ctx.inFlight--;
+    this.ctx.metrics.providedCallsRunning.dec();
+    if (this.record && this.ctx.held.get(this.record.handle) === this) this.ctx.held.delete(this.record.handle);
+  }
+
+  /** Renews the lease; a refusal means the task ended or moved on without this call. */
+  private async holdLease(): Promise<void> {
+    const record = this.record;
+    if (!record) return;
+    try {
+      const held = await this.ctx.store.holdLease(record.handle, this.ctx.replica, Date.now() + this.settings.leaseMs);
+      if (!held) this.runner.abort('aborted', 'the task ended or is no longer held by this replica');
+    } catch (error) {
+      // The store is away: the call goes on, and the next renewal tries again. Should the
+      // lease lapse meanwhile, another replica ends the task and the next renewal stops this.
+      this.ctx.logger.warn({ err: error, upstream: this.settings.upstream }, 'could not renew a provided task\'s lease');
+    }
+  }
+
+  /** Something changed the task (any replica): a cancel or its end stops the call. */
+  private async check(): Promise<void> {
+    const record = this.record;
+    if (!record) return;
+    try {
+      const now = await this.ctx.store.getTask(record.handle);
+      if (!now) this.runner.abort('aborted', 'the task is gone');
+      else if (now.status === 'cancelled') await this.cancel();
+    } catch {
+      // The next announcement, or the lease renewal, checks again.
+    }
+  }
+
+  private noteProgress(text: string): void {
+    const record = this.record;
+    if (!record) return;
+    if (this.progress) {
+      this.progress.text = text;
+      return;
+    }
+    const timer = setTimeout(() => {
+      const latest = this.progress?.text ?? text;
+      this.progress = undefined;
+      const statusMessage = sanitizeStatusMessage(latest, this.settings.limits.statusMessageMaxLength);
+      this.ctx.store
+        .updateTask(record.handle, { statusMessage, lastUpdatedAtIso: new Date().toISOString() })
+        .then(() => this.ctx.store.events.publish(record.handle))
+        .catch(() => undefined);
+    }, PROGRESS_WRITE_MS);
+    timer.unref();
+    this.progress = { text, timer };
+  }
+
+  /**
+   * 2025: a question of the backend's (elicitation, sampling) in the middle of the call. It goes
+   * to the client on the task's tasks/result stream under an id of the gateway's, with the
+   * handle in its related-task _meta; the client's answer is routed back to this call's
+   * session (task-requests.ts, routeClientResponse) and the task goes back to working.
+   */
+  private async relayServerRequest(request: JsonRpcRequest): Promise<void> {
+    const record = this.record;
+    if (!record || this.settings.era !== 'legacy') return;
+    const id = mintServerRequestId();
+    const params = isObject(request.params) ? request.params : {};
+    const meta = isObject(params._meta) ? params._meta : {};
+    const relayed = { jsonrpc: '2.0', id, method: request.method, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: record.handle } } } };
+    await this.ctx.store.putServerRequest(
+      id,
+      { upstream: record.upstream, instance: this.runner.origin, upstreamSession: record.upstreamSession, upstreamId: request.id, handle: record.handle },
+      SERVER_REQUEST_TTL_MS,
+    );
+    const moved = await transition(this.ctx.store, record.handle, (view) => {
+      if (isTerminalStatus(view.record.status)) return undefined;
+      const pending = view.state.pendingRequests ?? [];
+      if (pending.length >= MAX_PENDING_REQUESTS) {
+        this.runner.abort('bad_reply', `the backend asked more than ${MAX_PENDING_REQUESTS} questions without an answer`);
+        return undefined;
+      }
+      return { patch: { status: 'input_required' }, state: { ...view.state, pendingRequests: [...pending, relayed] } };
+    });
+    if (moved) this.observe(moved.before.record, moved.status);
+  }
+}
+
+/** Waits for `done`, at most `ms`. */
+export async function settledWithin(done: Promise<void>, ms: number): Promise<boolean> {
+  const timeout = sleep(ms, false, { ref: false });
+  return Promise.race([done.then(() => true), timeout]);
+}

@@ -1,0 +1,171 @@
+/**
+ * Tasks the gateway runs itself, on two gateway processes sharing one Redis: a task started
+ * through one replica is polled, answered, updated and cancelled through the other; a replica
+ * killed mid-call has its tasks ended failed by the other within the lease; a replica stopped
+ * with SIGTERM ends its calls failed once the drain time is over.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { startJwksServer, type JwksServer, LEGACY_POST_HEADERS, readMessages } from './harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
+import { sleep, waitUntilReady } from './task-harness.js';
+import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+
+const installed = redisServerInstalled();
+if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+
+/** tasks.provided.lease in this policy: a killed replica's tasks end within it plus a sweep. */
+const LEASE_MS = 1500;
+
+describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !installed }, () => {
+  let redis: RedisServerProcess;
+  let modern: ModernTaskServer;
+  let legacy: ExampleServer;
+  let jwks: JwksServer;
+  let dir: string;
+  let policy: string;
+  const running: GatewayProcess[] = [];
+  const clients: ModernTaskClient[] = [];
+
+  const start = async (): Promise<GatewayProcess> => {
+    const gateway = await startGatewayProcess(policy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+    running.push(gateway);
+    await waitUntilReady(gateway.adminUrl);
+    return gateway;
+  };
+  const client = async (gateway: GatewayProcess): Promise<ModernTaskClient> => {
+    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/mcp' });
+    const c = await createModernTaskClient(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}` } });
+    clients.push(c);
+    return c;
+  };
+  const statusVia = async (c: ModernTaskClient, taskId: string) => (await c.raw('tasks/get', { taskId })).response?.result ?? {};
+  const waitFor = async (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const task = await statusVia(c, taskId);
+      if (task.status === status) return task;
+      if (Date.now() > until) assert.fail(`task ${taskId} is ${String(task.status)}, not ${status}`);
+      await sleep(100);
+    }
+  };
+
+  before(async () => {
+    redis = await RedisServerProcess.start();
+    modern = await startModernTaskServer({ name: 'plain-2026', tasks: false, workMs: 800 });
+    legacy = await startExampleServer({ name: 'plain-2025', tasks: false });
+    jwks = await startJwksServer({ algs: ['ES256'] });
+    dir = await mkdtemp(join(tmpdir(), 'taskgate-provided-replicas-'));
+    policy = join(dir, 'policy.yaml');
+    await writeFile(
+      policy,
+      JSON.stringify({
+        listen: { host: '127.0.0.1', port: 0 },
+        admin: { host: '127.0.0.1', port: 0 },
+        publicUrl: 'http://127.0.0.1',
+        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+        upstreams: {
+          modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } },
+          legacy: { instances: [new URL(legacy.url).origin], providedTasks: { tools: 'all' } },
+        },
+        routes: [
+          { path: '/mcp', upstream: 'modern' },
+          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+        ],
+        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-provided:', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
+        tasks: { poll: { default: '100ms' }, provided: { lease: `${LEASE_MS}ms` } },
+        limits: { drainTimeout: '400ms' },
+        audit: { stdout: false },
+        logging: { level: 'info' },
+      }),
+    );
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await Promise.allSettled(running.map((g) => g.stop('SIGKILL')));
+    await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('2026: started through A, asked for input, answered and finished through B; cancelled through B while A holds the call', async () => {
+    const a = await start();
+    const b = await start();
+    const viaA = await client(a);
+    const viaB = await client(b);
+
+    const asking = String((await viaA.raw('tools/call', { name: 'slow_then_ask', arguments: {} })).response?.result?.taskId);
+    const input = await waitFor(viaB, asking, 'input_required', 8000);
+    assert.deepEqual(Object.keys(input.inputRequests as object), ['1.name']);
+    await viaB.raw('tasks/update', { taskId: asking, inputResponses: { '1.name': { action: 'accept', content: { name: 'Grace' } } } });
+    const done = await waitFor(viaA, asking, 'completed', 8000);
+    assert.match(JSON.stringify(done.result), /Hello at last, Grace/);
+
+    modern.stats.reset();
+    const long = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
+    assert.equal((await viaB.raw('tasks/cancel', { taskId: long })).response?.result?.resultType, 'complete');
+    await waitFor(viaA, long, 'cancelled', 4000);
+    for (let i = 0; i < 60 && modern.stats.aborted === 0; i++) await sleep(50);
+    assert.equal(modern.stats.aborted, 1, 'A closed the call when B cancelled the task');
+  });
+
+  it('2025: started through A, its result read through B', async () => {
+    const [a, b] = running.slice(-2) as [GatewayProcess, GatewayProcess];
+    const session = await openLegacySession(a);
+    const created = await legacyPost(a, session, { method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.5, steps: 2 }, task: { ttl: 60_000 } } });
+    const taskId = (created as { result: { task: { taskId: string } } }).result.task.taskId;
+    // Tasks are bound to their principal, not the session: B reaches it under a session of its own.
+    const other = await openLegacySession(b);
+    const result = (await legacyPost(b, other, { method: 'tasks/result', params: { taskId } })) as { result: { content: Array<{ text: string }> } };
+    assert.match(result.result.content[0]!.text, /Report ready/);
+  });
+
+  it('a replica killed mid-call: the other ends its task failed within the lease, saying why', async () => {
+    const [a, b] = running.slice(-2) as [GatewayProcess, GatewayProcess];
+    const viaA = await client(a);
+    const viaB = await client(b);
+    const task = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
+    const killed = Date.now();
+    await a.stop('SIGKILL');
+    const failed = await waitFor(viaB, task, 'failed', LEASE_MS * 4 + 2000);
+    assert.match(String(failed.statusMessage), /replica running this task stopped/);
+    // The documented bound is the lease plus one sweep; the margin is for a loaded machine.
+    assert.ok(Date.now() - killed < LEASE_MS * 4 + 2000);
+  });
+
+  it('a replica stopped with SIGTERM: its calls get the drain time, then end failed', async () => {
+    const c = await start();
+    const d = running.at(-2)!;
+    const viaC = await client(c);
+    const viaD = await client(d);
+    const task = String((await viaC.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
+    assert.equal((await statusVia(viaD, task)).status, 'working');
+    await c.stop('SIGTERM');
+    const failed = await waitFor(viaD, task, 'failed', 4000);
+    assert.match(String(failed.statusMessage), /shut down before the backend answered/);
+  });
+
+  async function openLegacySession(gateway: GatewayProcess): Promise<Record<string, string>> {
+    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/legacy' });
+    const headers = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` };
+    const init = await fetch(`${gateway.url}/legacy`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+    });
+    await init.text();
+    const withSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+    await (await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: withSession, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+    return withSession;
+  }
+
+  async function legacyPost(gateway: GatewayProcess, headers: Record<string, string>, message: Record<string, unknown>): Promise<unknown> {
+    const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, ...message }) });
+    return (await readMessages(res)).at(-1);
+  }
+});
