@@ -1,5 +1,6 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
 import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
+import { MemoryLimitStore } from './memory-limit-store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from './ttl-map.js';
 import { MemoryTaskEvents } from './memory-task-events.js';
@@ -19,6 +20,7 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   readonly events = new MemoryTaskEvents();
+  readonly limits = new MemoryLimitStore();
   private readonly sessions: TtlMap<string>;
   private readonly serverRequests: TtlMap<ServerRequestRoute>;
   private readonly tasks: MemoryTaskTable;
@@ -34,6 +36,7 @@ export class MemoryStore implements Store {
       this.sessions.sweep();
       this.serverRequests.sweep();
       this.windows.sweep();
+      this.limits.sweep();
     }, options.sweepIntervalMs ?? 60_000);
     this.sweeper.unref();
   }
@@ -149,6 +152,7 @@ export class MemoryStore implements Store {
     this.serverRequests.clear();
     this.windows.clear();
     this.tasks.clear();
+    this.limits.clear();
   }
 }
 

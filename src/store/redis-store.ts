@@ -17,6 +17,7 @@ import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-sta
 import { changesNothing, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, ownKeys, pxTtl, taskKeyTtl } from './redis-keys.js';
+import { RedisLimitStore } from './redis-limit-store.js';
 import { RedisProvidedTasks } from './redis-provided.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodeTask, patchArgs } from './redis-task-hash.js';
@@ -37,6 +38,7 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly keys: RedisKeys;
   readonly events: RedisTaskEvents;
+  readonly limits: RedisLimitStore;
   private readonly client: RedisClient;
   private readonly indexes: RedisTaskIndexes;
   private readonly provided: RedisProvidedTasks;
@@ -54,6 +56,7 @@ export class RedisStore implements Store {
     defineStoreScripts(this.client);
     this.provided = new RedisProvidedTasks({ client: this.client, keys: this.keys, indexes: this.indexes, cipher: this.cipher, logger: this.logger, cluster: config.mode === 'cluster' });
     this.events = new RedisTaskEvents(config, this.client, this.keys.events(), this.logger);
+    this.limits = new RedisLimitStore(this.client, config.keyPrefix, (operation) => this.run(operation));
     logConnectionState(this.client, this.logger, config.mode);
   }
 

@@ -4,6 +4,7 @@
  * to be one round trip to a shared store.
  */
 import type { PollDecision, PollRules } from '../task-model/poll-rule.js';
+import type { LimitStore } from './limit-store.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord, TaskScope } from '../task-model/task-record.js';
 import type { ProvidedStore, TaskEvents } from './provided-store.js';
 
@@ -39,6 +40,8 @@ export interface Store extends ProvidedStore {
   readonly kind: 'memory' | 'redis';
   /** Task change announcements, across replicas on a shared store (provided-store.ts). */
   readonly events: TaskEvents;
+  /** Per-principal call limits and suspensions (limit-store.ts), on the same connection. */
+  readonly limits: LimitStore;
 
   /** The instance of a 2025-era session, refreshing its idle deadline to `ttlMs` from now. */
   touchSession(upstream: string, sessionId: string, ttlMs: number): Promise<string | undefined>;
