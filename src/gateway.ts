@@ -132,7 +132,7 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
   const audit = createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination);
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
-  const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit);
+  const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided }, audit, hashHandle };
 }

@@ -11,6 +11,7 @@ import { AuthStage, type RouteAuth } from './auth/auth-stage.js';
 import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from './auth/resource-metadata.js';
 import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './auth/upstream-credentials.js';
 import type { Config } from './config/index.js';
+import { LimitsStage } from './limits/limits-stage.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { TaskObserver } from './observability/task-observer.js';
@@ -58,6 +59,8 @@ export class PolicySnapshot {
   readonly config: Config;
   readonly auth: AuthStage | undefined;
   readonly tasks: TaskDeps;
+  /** Per-principal limits on tools/call and the enumeration suspension (src/limits/). */
+  readonly limits: LimitsStage;
   readonly hostOrigin: HostOriginPolicy;
   readonly sessions: SessionPolicy = { idleTtlMs: SESSION_IDLE_TTL_MS };
   /** RFC 9728 documents by the path they are served at; empty without authentication. */
@@ -70,6 +73,7 @@ export class PolicySnapshot {
     this.auth = auth;
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
     this.upstreams = new UpstreamSet(config.upstreams);
+    this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
     // Stripped from every client request on every route, so no client can pose as a principal.
     const strippedHeaders = identityHeaderNames(config.upstreams);
     const credentialsOf = (upstream: string): CredentialsPolicy => ({ credentials: config.upstreams[upstream]!.credentials, strippedHeaders });

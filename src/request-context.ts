@@ -3,6 +3,7 @@
  * each stage adds one typed thing and hands the request on.
  */
 import type { Principal } from './auth/principal.js';
+import type { LimitRefusal } from './limits/limits-stage.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
@@ -55,6 +56,8 @@ export interface RequestContext {
   toolName?: string;
   /** Whether a 2026-07-28 request declared the tasks extension. */
   declaresTasks?: boolean;
+  /** What the limits stage refused this request for (src/limits/), for the audit trail. */
+  limitRefusal?: LimitRefusal;
   /** How the tasks stage decided, for the audit trail and metrics. */
   taskOutcome?: 'allowed' | 'not_found' | 'denied' | 'throttled';
   pollOutcome?: 'forwarded' | 'cached' | 'rejected';

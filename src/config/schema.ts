@@ -18,6 +18,7 @@ import { publicUrlSchema } from './sections/public-url.js';
 import { routesSchema } from './sections/routes.js';
 import { storeSchema } from './sections/store.js';
 import { tasksSchema } from './sections/tasks.js';
+import { toolLimitsSchema } from './sections/tool-limits.js';
 import { upstreamsSchema } from './sections/upstreams.js';
 
 export const configSchema = z
@@ -29,6 +30,7 @@ export const configSchema = z
     upstreams: upstreamsSchema,
     routes: routesSchema,
     tasks: tasksSchema.prefault({}),
+    toolLimits: toolLimitsSchema.prefault({}),
     store: storeSchema.prefault({ type: 'memory' }),
     audit: auditSchema.prefault({}),
     limits: limitsSchema.prefault({}),

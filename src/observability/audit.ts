@@ -12,7 +12,7 @@ import type { DestinationStream } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
 import { isoTimestamp, logDestination, type LogWriting } from './logger.js';
 
-export type AuditEventName = 'created' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'expired' | 'denied' | 'throttled';
+export type AuditEventName = 'created' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'expired' | 'denied' | 'throttled' | 'limited' | 'suspended';
 
 export interface AuditEvent {
   event: AuditEventName;

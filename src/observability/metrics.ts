@@ -75,6 +75,7 @@ export interface GatewayMetrics {
   readonly storeErrors: Counter<'operation'>;
   readonly detectorEvents: Counter<'detector'>;
   readonly taskOperations: Counter<'method' | 'outcome'>;
+  readonly limitRejections: Counter<'limit' | 'scope'>;
   readonly jwtVerifications: Counter<'outcome'>;
   readonly jwksRefreshes: Counter<'outcome'>;
   readonly logLinesDropped: Counter<'log'>;
@@ -170,6 +171,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_task_operations_total',
       help: 'tasks/* requests by method and outcome (allowed, not_found, denied, throttled, error).',
       labelNames: ['method', 'outcome'],
+      registers,
+    }),
+    limitRejections: new Counter({
+      name: 'taskgate_limit_rejections_total',
+      help: 'Requests refused by a per-principal limit: limit rate or concurrency (tools/call; scope global or tool), or suspended (tasks/* of a principal the enumeration detector suspended; scope tasks).',
+      labelNames: ['limit', 'scope'],
       registers,
     }),
     rejectedRequests: new Counter({

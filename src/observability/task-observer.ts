@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
+import type { LimitStore } from '../store/limit-store.js';
 import { TtlMap } from '../store/ttl-map.js';
 import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 import type { AuditEvent, AuditEventName, AuditLog } from './audit.js';
@@ -32,6 +33,8 @@ export class TaskObserver {
     private readonly hashHandle: HandleHasher,
     private readonly logger: Logger,
     private readonly policy: AuditConfig,
+    /** Where refusals are counted when audit.enumeration.action is suspend (shared by replicas). */
+    private readonly limits?: LimitStore,
   ) {
     this.refusals = new TtlMap(TRACKED_PRINCIPALS);
     this.abuseWarned = new TtlMap(TRACKED_PRINCIPALS);
@@ -78,12 +81,17 @@ export class TaskObserver {
     const message = tg.mcp?.message;
     const method = message?.kind === 'request' ? message.method : undefined;
     if (tg.createdTask) this.audit.record(this.auditEvent(request, 'created', true, undefined, tg.createdTask.handle, tg.createdTask.status));
+    if (tg.limitRefusal) {
+      // A suspended principal's requests are audited once, when the suspension starts.
+      if (tg.limitRefusal.limit !== 'suspended') this.audit.record(this.auditEvent(request, 'limited', false, `${tg.limitRefusal.limit}:${tg.limitRefusal.scope}`, undefined, undefined));
+      return;
+    }
     const event = method === undefined ? undefined : AUDITED_METHODS[method];
     if (!event || !tg.taskOutcome) return;
     const handle = (tg.createdTask ?? tg.task)?.handle ?? tg.requestedHandle;
     if (tg.taskOutcome === 'not_found' || tg.taskOutcome === 'denied') {
       this.audit.record(this.auditEvent(request, 'denied', false, tg.taskOutcome, handle, undefined));
-      this.countRefusal(tg.principalKey ?? 'anonymous');
+      this.countRefusal(request, tg.principalKey ?? 'anonymous');
       return;
     }
     if (tg.taskOutcome === 'throttled') {
@@ -118,8 +126,12 @@ export class TaskObserver {
   }
 
   /** Enumeration: a burst of refused lookups from one principal. Warned once per window. */
-  private countRefusal(owner: string): void {
-    const { threshold, window } = this.policy.enumeration;
+  private countRefusal(request: FastifyRequest, owner: string): void {
+    const { threshold, window, action } = this.policy.enumeration;
+    if (action === 'suspend' && this.limits) {
+      this.countSharedRefusal(request, owner);
+      return;
+    }
     const count = (this.refusals.get(owner) ?? 0) + 1;
     // The window starts at the first refusal and is not extended by later ones.
     if (count === 1) this.refusals.set(owner, count, window);
@@ -127,6 +139,25 @@ export class TaskObserver {
     if (count !== threshold) return;
     this.metrics.detectorEvents.inc({ detector: 'enumeration' });
     this.logger.warn({ detector: 'enumeration', owner, refusals: count, windowMs: window }, 'principal probing for task handles');
+  }
+
+  /**
+   * The same detector counted in the store, so that replicas agree; the refusal that reaches
+   * the threshold suspends the principal (the limits stage answers its tasks/* 429 until the
+   * window ends) and is the one audited. Runs after the answer, so nothing waits on it.
+   */
+  private countSharedRefusal(request: FastifyRequest, owner: string): void {
+    const { threshold, window } = this.policy.enumeration;
+    const event = this.auditEvent(request, 'suspended', false, 'enumeration', undefined, undefined);
+    this.limits!.countRefusal(owner, threshold, window, Date.now()).then(
+      ({ count, resetAt }) => {
+        if (count !== threshold) return;
+        this.metrics.detectorEvents.inc({ detector: 'enumeration' });
+        this.audit.record(event);
+        this.logger.warn({ detector: 'enumeration', owner, refusals: count, suspendedMs: resetAt - Date.now() }, 'principal probing for task handles; its task requests are suspended for the rest of the window');
+      },
+      (error: unknown) => this.logger.warn({ err: error }, 'could not count a refused task lookup in the store'),
+    );
   }
 
   private toolLabel(tool: string): string {

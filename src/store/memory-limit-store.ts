@@ -29,30 +29,30 @@ export class MemoryLimitStore implements LimitStore {
     const { now } = claim;
     for (const [index, rule] of claim.rates.entries()) {
       const start = now - (now % rule.windowMs);
-      const current = this.windows.get(rule.key, now);
+      const current = this.windows.get(scoped(claim.owner, rule.key), now);
       const count = current && current.start === start ? current.count : 0;
       if (count >= rule.limit) return { allowed: false, kind: 'rate', index, retryAfterMs: start + rule.windowMs - now };
     }
     for (const [index, rule] of claim.slots.entries()) {
-      const held = this.liveSlots(rule.key, now);
+      const held = this.liveSlots(scoped(claim.owner, rule.key), now);
       if (held.size >= rule.max) return { allowed: false, kind: 'concurrency', index, retryAfterMs: CONCURRENCY_RETRY_MS };
     }
     for (const rule of claim.rates) {
       const start = now - (now % rule.windowMs);
-      const current = this.windows.get(rule.key, now);
+      const current = this.windows.get(scoped(claim.owner, rule.key), now);
       const count = current && current.start === start ? current.count + 1 : 1;
-      this.windows.set(rule.key, { start, count }, start + rule.windowMs - now, now);
+      this.windows.set(scoped(claim.owner, rule.key), { start, count }, start + rule.windowMs - now, now);
     }
     for (const rule of claim.slots) {
-      const held = this.liveSlots(rule.key, now);
+      const held = this.liveSlots(scoped(claim.owner, rule.key), now);
       held.set(claim.slotId, now + claim.slotTtlMs);
-      this.slots.set(rule.key, held, claim.slotTtlMs, now);
+      this.slots.set(scoped(claim.owner, rule.key), held, claim.slotTtlMs, now);
     }
     return { allowed: true };
   }
 
-  async release(_owner: string, slotKeys: readonly string[], slotId: string, now: number): Promise<void> {
-    for (const key of slotKeys) {
+  async release(owner: string, slotKeys: readonly string[], slotId: string, now: number): Promise<void> {
+    for (const key of slotKeys.map((slotKey) => scoped(owner, slotKey))) {
       const held = this.slots.get(key, now);
       if (!held) continue;
       held.delete(slotId);
@@ -96,4 +96,9 @@ export class MemoryLimitStore implements LimitStore {
     this.refusals.clear();
     this.suspended.clear();
   }
+}
+
+/** Keys are per principal: the caller's rule keys name a limit, not whose count it is. */
+function scoped(owner: string, key: string): string {
+  return `${owner}\u0000${key}`;
 }

@@ -5,7 +5,7 @@
  * effect without registering anything.
  *
  *   onRequest   listener (route, limits, Host/Origin) → auth          (before the body is read)
- *   preHandler  mcp (parse, era, headers) → tasks → routing           (answer here, or pick an instance)
+ *   preHandler  mcp (parse, era, headers) → limits → tasks → routing  (answer here, or pick an instance)
  *   handler     upstream (forward.ts) → the way back (relay-response.ts)
  *
  * POST, which carries every JSON-RPC message, is a route of our own; every other method goes
@@ -51,6 +51,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
       request.tg.sessionId = sessionIdOf(request);
+      // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
+      await request.tg.snapshot.limits.admit(request, reply);
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
       const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
       if (answer) {

@@ -24,7 +24,15 @@ export const auditSchema = z
     enumeration: z
       .strictObject({
         threshold: z.int().min(1).default(20).describe('Refused task lookups by one principal within the window that count as probing.'),
-        window: durationSchema().prefault('1m').describe('The window the refused lookups are counted in.'),
+        window: durationSchema().prefault('1m').describe('The window the refused lookups are counted in; it starts at the first one.'),
+        action: z
+          .enum(['warn', 'suspend'])
+          .default('warn')
+          .describe(
+            'warn = a log line and a metric (counted per replica); suspend = also answer every tasks/* of that ' +
+              'principal 429 (-31003, Retry-After) for the rest of the window, counted in the store so every ' +
+              'replica agrees, audited once per suspension.',
+          ),
       })
       .prefault({})
       .describe('Detector for a principal probing for task handles (a burst of not-found or foreign lookups).'),

@@ -40,8 +40,9 @@ describe('parseConfig', () => {
         listPageSize: 50,
         tools: {},
       },
+      toolLimits: { slotTtl: 600_000, tools: {} },
       store: { type: 'memory' },
-      audit: { stdout: true, enumeration: { threshold: 20, window: 60_000 } },
+      audit: { stdout: true, enumeration: { threshold: 20, window: 60_000, action: 'warn' } },
       limits: {
         maxBodyBytes: 1_048_576,
         maxHeaderBytes: 16_384,

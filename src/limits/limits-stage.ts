@@ -1,0 +1,135 @@
+/**
+ * The `limits` stage, between mcp and tasks (DESIGN.md §2): per-principal limits on tools/call
+ * (toolLimits: rate and calls in flight, globally and per tool) and the enumeration
+ * suspension (audit.enumeration.action: suspend) on tasks/*. Everything is counted in the
+ * store (store.limits), so replicas enforce one number: one round trip per tools/call when a
+ * limit applies, none otherwise. A refused request is answered 429 here and never reaches
+ * the tasks stage or the backend.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditConfig } from '../config/sections/audit.js';
+import type { ToolLimitsConfig } from '../config/sections/tool-limits.js';
+import { GatewayError } from '../errors.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
+import { TtlMap } from '../store/ttl-map.js';
+
+/** What the stage refused a request for, for the audit trail and metrics. */
+export interface LimitRefusal {
+  readonly limit: 'rate' | 'concurrency' | 'suspended';
+  readonly scope: 'global' | 'tool' | 'tasks';
+}
+
+export interface LimitsStageDeps {
+  readonly limits: LimitStore;
+  readonly metrics: GatewayMetrics;
+}
+
+/** Principal key of requests on a gateway running without authentication (as task-context.ts). */
+const ANONYMOUS = 'anonymous';
+const GLOBAL_KEY = 'tools/call';
+/** Suspensions this replica already knows of, so a suspended prober costs no round trip. */
+const KNOWN_SUSPENSIONS = 10_000;
+
+interface CompiledRules {
+  readonly rates: RateRule[];
+  readonly slots: ConcurrencyRule[];
+  /** Which scope each rate and each slot rule is, by index. */
+  readonly rateScopes: LimitRefusal['scope'][];
+  readonly slotScopes: LimitRefusal['scope'][];
+}
+
+export class LimitsStage {
+  private readonly global: CompiledRules;
+  private readonly byTool = new Map<string, CompiledRules>();
+  /** Principal key → end of its suspension. */
+  private readonly suspensions = new TtlMap<number>(KNOWN_SUSPENSIONS);
+  private readonly suspends: boolean;
+
+  constructor(
+    private readonly policy: ToolLimitsConfig,
+    enumeration: AuditConfig['enumeration'],
+    private readonly deps: LimitsStageDeps,
+  ) {
+    this.suspends = enumeration.action === 'suspend';
+    this.global = compile(policy, undefined);
+    for (const [tool, limits] of Object.entries(policy.tools)) this.byTool.set(tool, compile(policy, { tool, ...limits }));
+  }
+
+  /** Admits the request or throws the 429 to answer with; a tools/call slot is given back when the answer ends. */
+  async admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const message = request.tg.mcp?.message;
+    if (message?.kind !== 'request') return;
+    if (message.method === 'tools/call') await this.admitToolCall(request, reply, message.params);
+    else if (this.suspends && message.method.startsWith('tasks/')) await this.checkSuspension(request);
+  }
+
+  private async admitToolCall(request: FastifyRequest, reply: FastifyReply, params: unknown): Promise<void> {
+    const name = (params as { name?: unknown } | undefined)?.name;
+    const rules = (typeof name === 'string' && this.byTool.get(name)) || this.global;
+    if (rules.rates.length === 0 && rules.slots.length === 0) return;
+    const owner = request.tg.principalKey ?? ANONYMOUS;
+    const slotId = randomUUID();
+    const now = Date.now();
+    const verdict = await this.deps.limits.acquire({ owner, rates: rules.rates, slots: rules.slots, slotId, slotTtlMs: this.policy.slotTtl, now });
+    if (!verdict.allowed) {
+      const rate = verdict.kind === 'rate' ? rules.rates[verdict.index]! : undefined;
+      const scope = (verdict.kind === 'rate' ? rules.rateScopes : rules.slotScopes)[verdict.index]!;
+      throw this.refuse(request, { limit: verdict.kind, scope }, verdict.retryAfterMs, {
+        limit: verdict.kind,
+        scope,
+        ...(rate ? { max: rate.limit, windowMs: rate.windowMs } : { max: rules.slots[verdict.index]!.max }),
+      });
+    }
+    if (rules.slots.length === 0) return;
+    const slotKeys = rules.slots.map((rule) => rule.key);
+    reply.raw.once('close', () => {
+      // A slot not given back lapses after toolLimits.slotTtl; nothing else waits on this.
+      this.deps.limits.release(owner, slotKeys, slotId, Date.now()).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'could not give back a tools/call concurrency slot; it lapses after toolLimits.slotTtl');
+      });
+    });
+  }
+
+  private async checkSuspension(request: FastifyRequest): Promise<void> {
+    const owner = request.tg.principalKey ?? ANONYMOUS;
+    const now = Date.now();
+    const known = this.suspensions.get(owner, now);
+    const left = known === undefined ? await this.deps.limits.suspendedFor(owner, now) : known - now;
+    if (known === undefined && left > 0) this.suspensions.set(owner, now + left, left, now);
+    if (left > 0) throw this.refuse(request, { limit: 'suspended', scope: 'tasks' }, left, { limit: 'suspended', retryAfterMs: left });
+  }
+
+  private refuse(request: FastifyRequest, refusal: LimitRefusal, retryAfterMs: number, data: Record<string, unknown>): GatewayError {
+    request.tg.limitRefusal = refusal;
+    this.deps.metrics.limitRejections.inc({ limit: refusal.limit, scope: refusal.scope });
+    const detail =
+      refusal.limit === 'suspended'
+        ? 'task requests suspended after too many refused task lookups'
+        : `tools/call ${refusal.limit === 'rate' ? 'rate' : 'concurrency'} limit${refusal.scope === 'tool' ? ' of this tool' : ''} reached`;
+    return new GatewayError('TG_ERR_RATE_LIMITED', {
+      detail,
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+      data,
+    });
+  }
+}
+
+function compile(policy: ToolLimitsConfig, tool: ({ tool: string } & Pick<ToolLimitsConfig, 'rate' | 'concurrency'>) | undefined): CompiledRules {
+  const compiled: CompiledRules = { rates: [], slots: [], rateScopes: [], slotScopes: [] };
+  const add = (key: string, scope: LimitRefusal['scope'], limits: Pick<ToolLimitsConfig, 'rate' | 'concurrency'>) => {
+    if (limits.rate) {
+      compiled.rates.push({ key, limit: limits.rate.limit, windowMs: limits.rate.window });
+      compiled.rateScopes.push(scope);
+    }
+    if (limits.concurrency !== undefined) {
+      compiled.slots.push({ key, max: limits.concurrency });
+      compiled.slotScopes.push(scope);
+    }
+  };
+  // The tool's own limits first: when both refuse, the narrower one is the one named.
+  if (tool) add(`tool:${tool.tool}`, 'tool', tool);
+  add(GLOBAL_KEY, 'global', policy);
+  return compiled;
+}
