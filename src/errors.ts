@@ -18,6 +18,7 @@ export const TASKGATE_RPC_CODES = {
   unavailable: -31004,
   upstreamFailed: -31005,
   gatewayBusy: -31006,
+  exchangeRefused: -31007,
 } as const;
 
 export type ErrorCode =
@@ -47,6 +48,9 @@ export type ErrorCode =
   | 'TG_ERR_TOO_MANY_TASKS'
   | 'TG_ERR_RATE_LIMITED'
   | 'TG_ERR_GATEWAY_BUSY'
+  | 'TG_ERR_TOKEN_EXCHANGE_REFUSED'
+  | 'TG_ERR_TOKEN_EXCHANGE_UNAVAILABLE'
+  | 'TG_ERR_UPSTREAM_AUTH_REFUSED'
   | 'TG_ERR_UPSTREAM_UNAVAILABLE'
   | 'TG_ERR_UPSTREAM_TIMEOUT'
   | 'TG_ERR_BAD_GATEWAY'
@@ -91,8 +95,11 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_AUTH_UNAVAILABLE: 'The signing keys of the token issuer could not be fetched yet; retried in the background. Carries Retry-After: 5.',
   TG_ERR_POLL_TOO_EARLY: 'A task was polled sooner than its poll interval (poll mode `reject`). Carries Retry-After.',
   TG_ERR_TOO_MANY_TASKS: 'The principal already holds the maximum number of live tasks.',
-  TG_ERR_RATE_LIMITED: 'A per-principal rate limit was exceeded. Carries Retry-After.',
   TG_ERR_GATEWAY_BUSY: 'A 2025-11-25 task creation for a tool the gateway runs itself while this replica already holds `tasks.provided.maxRunning` backend calls. Carries Retry-After.',
+  TG_ERR_RATE_LIMITED: 'A per-principal limit was exceeded: task creations (`tasks.createRate`), open 2025 tasks/result waits, tools/call rate or calls in flight (`toolLimits`; `error.data` names which), or task requests of a principal the enumeration detector suspended (`audit.enumeration.action: suspend`). Carries Retry-After.',
+  TG_ERR_TOKEN_EXCHANGE_REFUSED: 'The authorization server refused to exchange the client\'s token for one for this upstream (`invalid_grant`, `invalid_target`, `invalid_scope`, …; `error.data.error` is its OAuth error code). Nothing reached the upstream.',
+  TG_ERR_TOKEN_EXCHANGE_UNAVAILABLE: 'The authorization server\'s token endpoint did not answer within the upstream\'s `credentials.timeout`, failed (5xx, connection refused) or sent an unusable answer; a task operation the gateway makes itself found no exchanged token to use. Nothing reached the upstream. Carries Retry-After: 5.',
+  TG_ERR_UPSTREAM_AUTH_REFUSED: 'The upstream answered the gateway\'s own credentials 401 or 403 (with token exchange: again, after one fresh exchange). Its challenge is not passed on: it is about the gateway\'s credentials, not the client\'s.',
   TG_ERR_UPSTREAM_UNAVAILABLE: 'Every instance of the upstream refused the connection (or the one holding the session refused it). Carries Retry-After: 5.',
   TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
   TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
@@ -159,6 +166,12 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
     case 'TG_ERR_GATEWAY_BUSY':
       return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.gatewayBusy, message: 'Too Many Requests: this replica runs as many tasks as it may', retryAfterSeconds: 5 };
+    case 'TG_ERR_TOKEN_EXCHANGE_REFUSED':
+      return { httpStatus: 403, rpcCode: TASKGATE_RPC_CODES.exchangeRefused, message: 'Forbidden: the authorization server refused a token for the upstream' };
+    case 'TG_ERR_TOKEN_EXCHANGE_UNAVAILABLE':
+      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: no token for the upstream could be obtained', retryAfterSeconds: 5 };
+    case 'TG_ERR_UPSTREAM_AUTH_REFUSED':
+      return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream refused the gateway\'s credentials' };
     case 'TG_ERR_UPSTREAM_UNAVAILABLE':
       // A refusing instance cools down for upstreams.*.cooldown (10 s by default).
       return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable', retryAfterSeconds: 5 };

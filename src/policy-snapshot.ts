@@ -9,7 +9,8 @@
 import type { Logger } from 'pino';
 import { AuthStage, type RouteAuth } from './auth/auth-stage.js';
 import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from './auth/resource-metadata.js';
-import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './auth/upstream-credentials.js';
+import type { CredentialsPolicy } from './auth/upstream-credentials.js';
+import { UpstreamIdentity } from './auth/upstream-identity.js';
 import type { Config } from './config/index.js';
 import { LimitsStage } from './limits/limits-stage.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
@@ -62,6 +63,11 @@ export class PolicySnapshot {
   /** Per-principal limits on tools/call and the enumeration suspension (src/limits/). */
   readonly limits: LimitsStage;
   readonly hostOrigin: HostOriginPolicy;
+  /**
+   * Each upstream's credentials, and credentialsFor(caller, upstream) for calls the gateway
+   * makes itself (src/auth/upstream-identity.ts).
+   */
+  readonly identity: UpstreamIdentity;
   readonly sessions: SessionPolicy = { idleTtlMs: SESSION_IDLE_TTL_MS };
   /** RFC 9728 documents by the path they are served at; empty without authentication. */
   readonly metadataDocuments: ReadonlyMap<string, ProtectedResourceMetadata>;
@@ -74,9 +80,8 @@ export class PolicySnapshot {
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
     this.upstreams = new UpstreamSet(config.upstreams);
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
-    // Stripped from every client request on every route, so no client can pose as a principal.
-    const strippedHeaders = identityHeaderNames(config.upstreams);
-    const credentialsOf = (upstream: string): CredentialsPolicy => ({ credentials: config.upstreams[upstream]!.credentials, strippedHeaders });
+    this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
+    const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
     this.tasks = {
       store: shared.store,
       policy: config.tasks,
@@ -87,11 +92,8 @@ export class PolicySnapshot {
       provided: shared.provided,
       callUpstream: createUpstreamCaller({
         dispatcherFor: (name) => this.upstreams.agents.get(name),
-        credentialHeadersFor: (name) => {
-          const headers: Record<string, string> = {};
-          applyUpstreamCredentials(headers, credentialsOf(name), undefined);
-          return headers;
-        },
+        // A token-exchange upstream gets the task owner's cached exchange, if one is left.
+        credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
         timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
       }),
     };
@@ -147,6 +149,7 @@ export class PolicySnapshot {
 
   async close(): Promise<void> {
     await this.upstreams.close();
+    await this.identity.close();
     this.auth?.close();
   }
 }

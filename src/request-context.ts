@@ -3,6 +3,7 @@
  * each stage adds one typed thing and hands the request on.
  */
 import type { Principal } from './auth/principal.js';
+import type { SubjectToken } from './auth/subject-token.js';
 import type { LimitRefusal } from './limits/limits-stage.js';
 import type { McpMessage } from './mcp/jsonrpc.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
@@ -39,6 +40,10 @@ export interface RequestContext {
   principal?: Principal;
   /** Opaque, stable key of the principal (auth.principalKey), what task ownership compares. */
   principalKey?: string;
+  /** The client's verified token, for a token exchange only; never logged, never forwarded. */
+  subjectToken?: SubjectToken;
+  /** The token obtained for this request's upstream (credentials type token-exchange). */
+  upstreamToken?: string;
   mcp?: McpContext;
   /** The 2025-era session this request belongs to (Mcp-Session-Id), if any. */
   sessionId?: string;

@@ -17,6 +17,7 @@ import { bearerChallenge } from './challenge.js';
 import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
 import { missingScopes, principalKeyOf } from './principal.js';
+import { SubjectToken } from './subject-token.js';
 import { describeResource, type ProtectedResource } from './resource-metadata.js';
 import { TokenCache, type VerifiedIdentity } from './token-cache.js';
 
@@ -139,6 +140,8 @@ export class AuthStage {
     this.count(outcome);
     request.tg.principal = identity.principal;
     request.tg.principalKey = identity.principalKey;
+    // Kept with this request only, for an upstream whose credentials exchange it (RFC 8693).
+    request.tg.subjectToken = new SubjectToken(token);
   }
 
   private count(outcome: VerificationOutcome): void {

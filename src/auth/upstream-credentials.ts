@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config, UpstreamConfig } from '../config/index.js';
 import type { Principal } from './principal.js';
+import type { TokenExchanger } from './token-exchange.js';
 
 export type UpstreamCredentials = UpstreamConfig['credentials'];
 
@@ -14,6 +15,8 @@ export interface CredentialsPolicy {
   readonly credentials: UpstreamCredentials;
   /** Header names removed from every client request before anything is added. */
   readonly strippedHeaders: ReadonlySet<string>;
+  /** For credentials type token-exchange: where this upstream's tokens come from. */
+  readonly exchanger?: TokenExchanger;
 }
 
 // Reserved whatever the policy says, so that a header name dropped from the policy later
@@ -29,8 +32,11 @@ export function identityHeaderNames(upstreams: Config['upstreams']): Set<string>
   return names;
 }
 
-/** Rewrites `headers` (reply-from's copy of the client's headers) in place. */
-export function applyUpstreamCredentials(headers: IncomingHttpHeaders, policy: CredentialsPolicy, principal: Principal | undefined): void {
+/**
+ * Rewrites `headers` (reply-from's copy of the client's headers) in place. `upstreamToken` is
+ * the token obtained for this upstream beforehand (token-exchange; see upstream-identity.ts).
+ */
+export function applyUpstreamCredentials(headers: IncomingHttpHeaders, policy: CredentialsPolicy, principal: Principal | undefined, upstreamToken?: string): void {
   delete headers.authorization;
   for (const name of Object.keys(headers)) {
     if (name.startsWith(RESERVED_PREFIX) || policy.strippedHeaders.has(name)) delete headers[name];
@@ -54,6 +60,11 @@ export function applyUpstreamCredentials(headers: IncomingHttpHeaders, policy: C
       headers[names.scopes] = headerValue(principal.scopes.join(' '));
       return;
     }
+    case 'token-exchange':
+      // Obtained in the preHandler (prepareUpstreamToken); without one the upstream gets no
+      // credentials and refuses, which the gateway answers 502.
+      if (upstreamToken !== undefined) headers.authorization = `Bearer ${upstreamToken}`;
+      return;
     default: {
       const unreachable: never = credentials;
       throw new Error(`unknown credentials type ${String((unreachable as { type: unknown }).type)}`);

@@ -94,6 +94,9 @@ export function checkRelations(input: unknown): RelationIssue[] {
       if (type === 'identity-headers') {
         issues.push({ path: ['upstreams', name, 'credentials', 'type'], message: 'identity-headers needs auth.mode jwt: without authentication there is no identity to send' });
       }
+      if (type === 'token-exchange') {
+        issues.push({ path: ['upstreams', name, 'credentials', 'type'], message: 'token-exchange needs auth.mode jwt: without authentication there is no token to exchange' });
+      }
     }
   }
 

@@ -77,6 +77,8 @@ export interface GatewayMetrics {
   readonly taskOperations: Counter<'method' | 'outcome'>;
   readonly limitRejections: Counter<'limit' | 'scope'>;
   readonly jwtVerifications: Counter<'outcome'>;
+  readonly tokenExchanges: Counter<'upstream' | 'outcome'>;
+  readonly tokenExchangeDuration: Histogram<'upstream'>;
   readonly jwksRefreshes: Counter<'outcome'>;
   readonly logLinesDropped: Counter<'log'>;
   readonly providedCallsRunning: Gauge;
@@ -113,7 +115,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     }),
     upstreamErrors: new Counter({
       name: 'taskgate_upstream_errors_total',
-      help: 'Upstream failures by upstream and kind (refused, timeout, reset, other).',
+      help: 'Upstream failures by upstream and kind: refused, timeout, reset, other, and auth_refused (the upstream answered the gateway\'s own credentials 401 or 403).',
       labelNames: ['upstream', 'kind'],
       registers,
     }),
@@ -190,6 +192,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_jwt_verifications_total',
       help: 'Bearer token checks by outcome: ok, cached, missing, malformed, expired, invalid, unavailable, insufficient_scope.',
       labelNames: ['outcome'],
+      registers,
+    }),
+    tokenExchanges: new Counter({
+      name: 'taskgate_token_exchanges_total',
+      help: 'Upstream tokens wanted (credentials type token-exchange), by upstream and outcome: ok (exchanged), cache_hit, shared (joined an exchange already under way), refused (the authorization server said no), unavailable (down, slow, or an unusable answer), missing (a call the gateway makes itself found no cached token).',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    }),
+    tokenExchangeDuration: new Histogram({
+      name: 'taskgate_token_exchange_seconds',
+      help: 'Time of each RFC 8693 exchange at the token endpoint, whatever its outcome.',
+      labelNames: ['upstream'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
     logLinesDropped: new Counter({

@@ -13,8 +13,11 @@ export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel') => Pro
 export interface UpstreamCallerOptions {
   /** The dispatcher (keep-alive pool) of each upstream, by name. */
   dispatcherFor(upstream: string): Dispatcher | undefined;
-  /** Credentials the policy sends to this upstream (static bearer), if any. */
-  credentialHeadersFor?(upstream: string): Record<string, string>;
+  /**
+   * Credentials for a call about this task: a static bearer, or for token exchange the task
+   * owner's cached exchange (it rejects when none is left: the call is then not made).
+   */
+  credentialHeadersFor?(record: TaskRecord): Promise<Record<string, string>>;
   timeoutMs: number;
 }
 
@@ -23,11 +26,12 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
     const dispatcher = options.dispatcherFor(record.upstream);
     if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
     const { headers, body } = frameCall(record, method);
+    const credentials = await options.credentialHeadersFor?.(record);
     const response = await dispatcher.request({
       origin: record.instance,
       path: record.upstreamPath,
       method: 'POST',
-      headers: { ...headers, ...options.credentialHeadersFor?.(record.upstream) },
+      headers: { ...headers, ...credentials },
       body,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,

@@ -25,7 +25,7 @@ export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: In
   // which made every such request (curl sends it for bodies over 1 KiB) a 502.
   delete headers.expect;
   applyTaskOverrides(headers, tg.upstreamHeaders);
-  applyUpstreamCredentials(headers, tg.route.credentials, tg.principal);
+  applyUpstreamCredentials(headers, tg.route.credentials, tg.principal, tg.upstreamToken);
   const clientAddress = request.socket.remoteAddress ?? '';
   const priorFor = trustProxy ? headers['x-forwarded-for'] : undefined;
   headers['x-forwarded-for'] = priorFor ? `${String(priorFor)}, ${clientAddress}` : clientAddress;

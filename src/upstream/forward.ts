@@ -24,6 +24,7 @@ import type { Store } from '../store/store.js';
 import { kClientSignal, kUpstreamAgent } from './dispatcher.js';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders, copyRequestHeaders } from './forward-headers.js';
 import { relayResponse, type UpstreamResponse } from './relay-response.js';
+import { handleCredentialRefusal, isCredentialRefusal } from './upstream-refusal.js';
 
 export interface ForwardDeps {
   readonly store: Store;
@@ -68,6 +69,11 @@ export function createForwarder(deps: ForwardDeps): Forward {
           data.body.destroy();
           return;
         }
+        if (isCredentialRefusal(data.statusCode)) {
+          data.body.destroy();
+          handleCredentialRefusal(request, reply, data.statusCode, deps.metrics, () => forwardBody(request, reply, body));
+          return;
+        }
         // This callback runs outside fastify's promise chain: nothing may throw out of it.
         try {
           reply.headers(buildClientResponseHeaders(responseHeaders, request));
@@ -100,7 +106,12 @@ export function createForwarder(deps: ForwardDeps): Forward {
         return built as IncomingHttpHeaders;
       },
       rewriteHeaders: (headers, req) => buildClientResponseHeaders(headers, req as FastifyRequest | undefined),
-      onResponse: (req, rep, res) => relay(req as FastifyRequest, rep as FastifyReply, res as unknown as UpstreamResponse),
+      onResponse: (req, rep, res) => {
+        const response = res as unknown as UpstreamResponse;
+        if (!isCredentialRefusal(response.statusCode)) return relay(req as FastifyRequest, rep as FastifyReply, response);
+        response.stream.destroy();
+        handleCredentialRefusal(req as FastifyRequest, rep as FastifyReply, response.statusCode, deps.metrics);
+      },
       onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),
     };
     if (request.tg.mcp) {

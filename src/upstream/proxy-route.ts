@@ -13,6 +13,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
+import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
@@ -60,6 +61,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
         return;
       }
       request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+      // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
+      await prepareUpstreamToken(request);
     };
 
     scope.route({ method: 'POST', url: '/*', preHandler, handler: (request, reply) => forward(request, reply) });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { TOKEN68 } from '../../auth/bearer-token.js';
 import { durationSchema } from '../units.js';
+import { tokenExchangeSchema } from './token-exchange.js';
 
 /**
  * Names show up in routes, logs and metric labels, so they are kept to characters that need
@@ -122,6 +123,7 @@ const credentialsSchema = z
         headers: identityHeadersSchema.prefault({}),
       })
       .describe('The verified principal travels in headers that clients can never set themselves. Needs auth.mode jwt.'),
+    tokenExchangeSchema,
   ])
   .prefault({ type: 'none' })
   .describe(
