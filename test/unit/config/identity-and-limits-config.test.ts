@@ -77,3 +77,22 @@ audit: { enumeration: { action: suspend } }
     findIssue(issues, 'audit.enumeration.action');
   });
 });
+
+describe('the example policy', () => {
+  it('has a token-exchange block that validates once uncommented, with its key in the environment', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { exportPKCS8, generateKeyPair } = await import('jose');
+    const text = await readFile(new URL('../../../config/taskgate.example.yaml', import.meta.url), 'utf8');
+    const start = text.indexOf('    # credentials:\n    #   type: token-exchange');
+    const end = text.indexOf('refreshBefore: 30s', start) + 'refreshBefore: 30s'.length;
+    assert.ok(start > 0 && end > start, 'the commented block is in the example');
+    const block = text.slice(start, end).replace(/^ {4}# /gm, '    ');
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const config = parseConfig(text.slice(0, start) + block + text.slice(end), { env: { TASKGATE_CLIENT_KEY: await exportPKCS8(privateKey) }, source: 'example' });
+    const credentials = config.upstreams.search!.credentials;
+    assert.equal(credentials.type, 'token-exchange');
+    assert.equal(credentials.type === 'token-exchange' && credentials.client.method, 'private_key_jwt');
+    assert.equal(config.toolLimits.tools.export_payroll?.concurrency, 1);
+    assert.equal(config.audit.enumeration.action, 'suspend');
+  });
+});
