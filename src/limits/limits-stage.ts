@@ -57,18 +57,24 @@ export class LimitsStage {
     for (const [tool, limits] of Object.entries(policy.tools)) this.byTool.set(tool, compile(policy, { tool, ...limits }));
   }
 
-  /** Admits the request or throws the 429 to answer with; a tools/call slot is given back when the answer ends. */
-  async admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * Admits the request, or rejects with the 429 to answer with; a tools/call slot is given
+   * back when the answer ends. Undefined (nothing to wait for) when no limit applies, so
+   * requests no limit concerns do not pay for a promise.
+   */
+  admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const message = request.tg.mcp?.message;
-    if (message?.kind !== 'request') return;
-    if (message.method === 'tools/call') await this.admitToolCall(request, reply, message.params);
-    else if (this.suspends && message.method.startsWith('tasks/')) await this.checkSuspension(request);
+    if (message?.kind !== 'request') return undefined;
+    if (message.method === 'tools/call') {
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      const rules = (typeof name === 'string' && this.byTool.get(name)) || this.global;
+      return rules.rates.length === 0 && rules.slots.length === 0 ? undefined : this.admitToolCall(request, reply, rules);
+    }
+    if (this.suspends && message.method.startsWith('tasks/')) return this.checkSuspension(request);
+    return undefined;
   }
 
-  private async admitToolCall(request: FastifyRequest, reply: FastifyReply, params: unknown): Promise<void> {
-    const name = (params as { name?: unknown } | undefined)?.name;
-    const rules = (typeof name === 'string' && this.byTool.get(name)) || this.global;
-    if (rules.rates.length === 0 && rules.slots.length === 0) return;
+  private async admitToolCall(request: FastifyRequest, reply: FastifyReply, rules: CompiledRules): Promise<void> {
     const owner = request.tg.principalKey ?? ANONYMOUS;
     const slotId = randomUUID();
     const now = Date.now();

@@ -71,6 +71,8 @@ return {count, ttl}`;
 const CONCURRENCY_RETRY_MS = 1000;
 
 export class RedisLimitStore implements LimitStore {
+  private readonly digests = new Map<string, string>();
+
   constructor(
     private readonly client: RedisClient,
     private readonly prefix: string,
@@ -89,10 +91,10 @@ export class RedisLimitStore implements LimitStore {
     const rateArgs: number[] = [];
     for (const rule of claim.rates) {
       const start = now - (now % rule.windowMs);
-      keys.push(`${tag}:rate:${digest(rule.key)}:${start}`);
+      keys.push(`${tag}:rate:${this.digest(rule.key)}:${start}`);
       rateArgs.push(rule.limit, start + rule.windowMs);
     }
-    for (const rule of claim.slots) keys.push(`${tag}:slots:${digest(rule.key)}`);
+    for (const rule of claim.slots) keys.push(`${tag}:slots:${this.digest(rule.key)}`);
     const args = [claim.rates.length, now, claim.slotId, pxTtl(claim.slotTtlMs), ...rateArgs, ...claim.slots.map((rule) => rule.max)];
     const [verdict, index, retryAfterMs] = await this.run(() => this.client.taskgateAcquireLimits(keys.length, ...keys, ...args));
     if (verdict === 'ok') return { allowed: true };
@@ -103,7 +105,7 @@ export class RedisLimitStore implements LimitStore {
   async release(owner: string, slotKeys: readonly string[], slotId: string, _now: number): Promise<void> {
     if (slotKeys.length === 0) return;
     const tag = this.tag(owner);
-    const keys = slotKeys.map((key) => `${tag}:slots:${digest(key)}`);
+    const keys = slotKeys.map((key) => `${tag}:slots:${this.digest(key)}`);
     await this.run(() => this.client.taskgateReleaseSlots(String(keys.length), ...keys, slotId));
   }
 
@@ -119,9 +121,23 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private tag(owner: string): string {
-    return `${this.prefix}limit:{${digest(owner)}}`;
+    return `${this.prefix}limit:{${this.digest(owner)}}`;
+  }
+
+  private digest(text: string): string {
+    let digested = this.digests.get(text);
+    if (digested === undefined) {
+      digested = digest(text);
+      // Cleared whole when full: simpler than an LRU, and a miss costs only one hash.
+      if (this.digests.size >= MEMO_ENTRIES) this.digests.clear();
+      this.digests.set(text, digested);
+    }
+    return digested;
   }
 }
+
+/** Digests kept per store: the same principals and rule keys come back on every call. */
+const MEMO_ENTRIES = 10_000;
 
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 32);

@@ -53,7 +53,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       runMcpStage(request);
       request.tg.sessionId = sessionIdOf(request);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
-      await request.tg.snapshot.limits.admit(request, reply);
+      const admitted = request.tg.snapshot.limits.admit(request, reply);
+      if (admitted) await admitted;
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
       const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
       if (answer) {
