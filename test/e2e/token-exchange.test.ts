@@ -239,8 +239,19 @@ describe('upstream credentials by RFC 8693 token exchange', () => {
     assert.equal(answer.body.error?.code, -31005);
     assert.equal(answer.headers.get('www-authenticate'), null);
     assert.equal(guard.refusals.length - before, 1);
+    // The same for a GET stream, which goes through reply-from: its copied headers go too.
+    const token = await jwks.mint({ sub: 'frank', aud: 'http://127.0.0.1/static' });
+    const stream = await fetch(gw.url.replace(/\/mcp$/, '/static'), {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' },
+    });
+    const streamBody = (await stream.json()) as { error?: { code: number } };
+    assert.equal(stream.status, 502);
+    assert.equal(stream.headers.get('www-authenticate'), null);
+    assert.equal(streamBody.error?.code, -31005);
+    assert.equal(guard.refusals.length - before, 2);
     const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();
     assert.equal(sample(metrics, 'taskgate_upstream_errors_total{upstream="basic",kind="auth_refused"}'), 3);
+    assert.equal(sample(metrics, 'taskgate_upstream_errors_total{upstream="static",kind="auth_refused"}'), 2);
   });
 
   it('keeps a task working across exchanges: created, polled and cancelled under three different tokens of one principal', async () => {
