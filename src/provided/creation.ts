@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
+import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -42,6 +43,8 @@ export async function createLegacyTask(c: CreationContext, request: FastifyReque
   if (ctx.inFlight >= deps.policy.provided.maxRunning) throw new GatewayError('TG_ERR_GATEWAY_BUSY');
   const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
   request.tg.instance = instance;
+  // A token-exchange upstream's token for the backend call, before any record is written.
+  await prepareUpstreamToken(request);
   const requested = isObject(params.task) ? params.task.ttl : undefined;
   const ttlMs = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, ttlCap(deps, tool));
   const record = newRecord(request, tool, ttlMs, instance, deps);
@@ -62,6 +65,7 @@ export async function promoteModernCall(c: CreationContext, request: FastifyRequ
   const tg = request.tg;
   const instance = await selectInstanceFor(request, deps.store, tg.snapshot.sessions);
   tg.instance = instance;
+  await prepareUpstreamToken(request);
   const ttlMs = Math.min(deps.policy.ttl.default, ttlCap(deps, tool));
   const plan: CallPlan = { call: captureCall(request, params), instance, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
   const driver = startDriver(c, request, plan, true);

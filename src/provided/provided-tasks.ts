@@ -10,6 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { GatewayError } from '../errors.js';
 import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -79,7 +81,7 @@ export class ProvidedTasks {
         return answerCancel(this.ctx, deps, request, message, record);
       default: {
         const { answer, retry } = await applyUpdate(deps, message, record);
-        if (retry) this.retry(deps, request, retry);
+        if (retry) await this.retryWithCredentials(deps, request, retry);
         return answer;
       }
     }
@@ -165,6 +167,21 @@ export class ProvidedTasks {
       retry: (record, runner, requestState) => this.retryAlone(settings, callLimits, record, runner, requestState),
     };
     return settings;
+  }
+
+  /**
+   * The next round's credentials come from this tasks/update, the client's request at hand:
+   * a token-exchange upstream gets a token exchanged for it (or the principal's cached one).
+   */
+  private async retryWithCredentials(deps: TaskDeps, request: FastifyRequest, retry: Retry): Promise<void> {
+    try {
+      await prepareUpstreamToken(request);
+    } catch (error) {
+      request.log.warn({ err: error instanceof GatewayError ? error.code : error }, 'no token for the backend call of a provided task\'s next round');
+      await this.failUnstarted(deps, retry.record, 'no token for the backend could be obtained');
+      return;
+    }
+    this.retry(deps, request, retry);
   }
 
   /** 2026 tasks/update answered every question: the call again, on this replica. */
