@@ -11,7 +11,11 @@ const rateSchema = z
 
 const limitPairShape = {
   rate: rateSchema.optional().describe('Calls per window; unset means no rate limit.'),
-  concurrency: z.int().min(1).optional().describe('Calls in flight at once (until the answer, SSE streams included); unset means no cap.'),
+  concurrency: z
+    .int()
+    .min(1)
+    .optional()
+    .describe('Calls in flight at once (until the answer, SSE streams included; a call answered with a task, until that answer); unset means no cap.'),
 };
 
 export const toolLimitsSchema = z
