@@ -70,10 +70,14 @@ export class UpstreamIdentity {
 
 /**
  * The preHandler step after routing: a request that will reach a token-exchange upstream gets
- * its token now (request.tg.upstreamToken). A refusal or an unreachable authorization server
+ * its token now (request.tg.upstreamToken); callers await the promise when there is one. A refusal or an unreachable authorization server
  * is thrown as the client's answer, and nothing reaches the upstream.
  */
-export async function prepareUpstreamToken(request: FastifyRequest, options: { refresh?: boolean } = {}): Promise<void> {
+export function prepareUpstreamToken(request: FastifyRequest, options: { refresh?: boolean } = {}): Promise<void> | undefined {
   const exchanger = request.tg.route.credentials.exchanger;
-  if (exchanger) request.tg.upstreamToken = await exchanger.tokenFor(request.tg, options);
+  // Undefined (nothing to wait for) on every other upstream: no promise on the common path.
+  if (!exchanger) return undefined;
+  return exchanger.tokenFor(request.tg, options).then((token) => {
+    request.tg.upstreamToken = token;
+  });
 }

@@ -63,7 +63,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       }
       request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
       // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
-      await prepareUpstreamToken(request);
+      const token = prepareUpstreamToken(request);
+      if (token) await token;
     };
 
     scope.route({ method: 'POST', url: '/*', preHandler, handler: (request, reply) => forward(request, reply) });

@@ -36,7 +36,8 @@ export function handleCredentialRefusal(request: FastifyRequest, reply: FastifyR
   if (resend && tg.route.credentials.exchanger && !retried.has(request)) {
     retried.add(request);
     request.log.warn({ upstream, instance: tg.instance?.url, status: statusCode }, 'upstream refused the exchanged token; exchanging again and retrying once');
-    prepareUpstreamToken(request, { refresh: true }).then(resend, (error: unknown) => {
+    // An exchanger is there, so a promise is too.
+    prepareUpstreamToken(request, { refresh: true })!.then(resend, (error: unknown) => {
       if (!tg.abort.aborted) sendGatewayError(request, reply, toGatewayError(error));
     });
     return;
