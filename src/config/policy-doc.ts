@@ -87,7 +87,9 @@ function typeOf(schema: JsonSchema): string {
     const item = schema.items ? typeOf(schema.items) : 'value';
     return `list of ${/^\w+$/.test(item) ? `${item}s` : item}`;
   }
-  if (schema.type === 'object' && typeof schema.additionalProperties === 'object') return 'map of name to object';
+  if (schema.type === 'object' && typeof schema.additionalProperties === 'object') {
+    return `map of name to ${schema.additionalProperties.properties ? 'object' : typeOf(schema.additionalProperties)}`;
+  }
   if (schema.type === 'integer') {
     const hasMax = schema.maximum !== undefined && schema.maximum < MAX_SAFE;
     if (schema.minimum !== undefined && hasMax) return `integer ${schema.minimum}–${schema.maximum}`;

@@ -19,6 +19,7 @@ import { routesSchema } from './sections/routes.js';
 import { storeSchema } from './sections/store.js';
 import { tasksSchema } from './sections/tasks.js';
 import { toolLimitsSchema } from './sections/tool-limits.js';
+import { tracingSchema } from './sections/tracing.js';
 import { upstreamsSchema } from './sections/upstreams.js';
 
 export const configSchema = z
@@ -35,6 +36,7 @@ export const configSchema = z
     audit: auditSchema.prefault({}),
     limits: limitsSchema.prefault({}),
     logging: loggingSchema.prefault({}),
+    tracing: tracingSchema.prefault({ mode: 'none' }),
   })
   .meta({ title: 'taskgate policy' })
   .describe('The taskgate policy file. Durations are strings with a unit (30s); sizes are strings with a binary unit (64KiB) or a number of bytes.');
@@ -53,3 +55,4 @@ export type LimitsConfig = Config['limits'];
 export type LoggingConfig = Config['logging'];
 export type TasksPolicy = Config['tasks'];
 export type StoreConfig = Config['store'];
+export type TracingConfig = Config['tracing'];

@@ -53,6 +53,7 @@ describe('parseConfig', () => {
         maxConnections: 0,
       },
       logging: { level: 'info', buffered: false, flushInterval: 250 },
+      tracing: { mode: 'none' },
     });
   });
 
