@@ -134,5 +134,5 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided }, audit, hashHandle };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, hashHandle }, audit, hashHandle };
 }

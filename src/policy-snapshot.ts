@@ -14,6 +14,7 @@ import { UpstreamIdentity } from './auth/upstream-identity.js';
 import type { Config } from './config/index.js';
 import { LimitsStage } from './limits/limits-stage.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
+import type { HandleHasher } from './observability/handle-hash.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { TaskObserver } from './observability/task-observer.js';
 import type { ProvidedTasks } from './provided/provided-tasks.js';
@@ -22,6 +23,7 @@ import type { SessionPolicy } from './routing/route-stage.js';
 import type { Store } from './store/store.js';
 import type { TaskDeps } from './tasks/task-context.js';
 import { createUpstreamCaller } from './tasks/upstream-call.js';
+import { Tracing } from './tracing/tracing.js';
 import type { UpstreamAgent } from './upstream/dispatcher.js';
 import { UpstreamSet } from './upstream/upstream-set.js';
 
@@ -35,6 +37,8 @@ export interface SharedParts {
   readonly resultWaits: Map<string, number>;
   /** Tasks the gateway runs itself: their calls outlive any one policy. */
   readonly provided: ProvidedTasks;
+  /** Stands for a task handle wherever the raw value must not go (general log, spans). */
+  readonly hashHandle: HandleHasher;
 }
 
 /** A policy route with everything a request on it needs, resolved once. */
@@ -68,6 +72,8 @@ export class PolicySnapshot {
    * makes itself (src/auth/upstream-identity.ts).
    */
   readonly identity: UpstreamIdentity;
+  /** The policy's tracing; undefined with tracing off, and then nothing is traced. */
+  readonly tracing: Tracing | undefined;
   readonly sessions: SessionPolicy = { idleTtlMs: SESSION_IDLE_TTL_MS };
   /** RFC 9728 documents by the path they are served at; empty without authentication. */
   readonly metadataDocuments: ReadonlyMap<string, ProtectedResourceMetadata>;
@@ -77,6 +83,7 @@ export class PolicySnapshot {
   private constructor(config: Config, auth: AuthStage | undefined, shared: SharedParts) {
     this.config = config;
     this.auth = auth;
+    this.tracing = Tracing.create(config.tracing, shared);
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
     this.upstreams = new UpstreamSet(config.upstreams);
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
@@ -95,6 +102,7 @@ export class PolicySnapshot {
         // A token-exchange upstream gets the task owner's cached exchange, if one is left.
         credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
         timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+        tracing: this.tracing,
       }),
     };
 
@@ -151,6 +159,7 @@ export class PolicySnapshot {
     await this.upstreams.close();
     await this.identity.close();
     this.auth?.close();
+    await this.tracing?.close();
   }
 }
 

@@ -9,6 +9,7 @@ import type { McpMessage } from './mcp/jsonrpc.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
 import type { TaskRecord } from './task-model/task-record.js';
+import type { RequestTrace } from './tracing/request-trace.js';
 import type { ClientAbort } from './upstream/client-abort.js';
 
 import type { Era } from './mcp/era.js';
@@ -81,6 +82,8 @@ export interface RequestContext {
   refused?: Set<string>;
   /** Aborted when the client goes away before the response has finished. */
   readonly abort: ClientAbort;
+  /** This request's spans; undefined with tracing off (src/tracing/). */
+  readonly trace?: RequestTrace;
   upstreamStartedAt?: bigint;
 }
 

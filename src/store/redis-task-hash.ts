@@ -29,6 +29,7 @@ const FIELDS = {
   status: 'string',
   statusMessage: 'string',
   readOnce: 'boolean',
+  traceparent: 'string',
 } as const satisfies Record<keyof TaskRecord, FieldKind>;
 
 /** The properties an update may remove; the others are never left out of a record. */

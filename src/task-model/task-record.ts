@@ -58,6 +58,11 @@ export interface TaskRecord {
   statusMessage?: string;
   /** Read-once tools: the handle is forgotten once the result has been delivered. */
   readonly readOnce: boolean;
+  /**
+   * With tracing on: the W3C traceparent of the creating request's server span, so the calls
+   * the gateway makes for the task later join its trace (src/tracing/task-calls.ts).
+   */
+  readonly traceparent?: string;
 }
 
 export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage'>>;

@@ -55,6 +55,8 @@ export async function registerCreatedTask(
     status: fields.status,
     statusMessage: fields.statusMessage,
     readOnce: override?.readOnce ?? false,
+    // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
+    ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
   };
 
   if (era === 'modern' && !tg.declaresTasks) {
@@ -117,7 +119,7 @@ function protocolVersionOf(request: FastifyRequest): string | undefined {
 
 function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskRecord, reason: string): void {
   request.log.warn({ reason, tool: record.tool, owner: record.owner }, 'task creation refused; cancelling it upstream');
-  deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
+  deps.callUpstream(record, 'tasks/cancel', { reason: 'refused', during: request.tg.trace }).catch((error: unknown) => {
     request.log.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused task upstream');
   });
 }

@@ -64,7 +64,7 @@ export class TaskExpirySweeper {
         if (record.kind === 'provided') {
           deps.provided.expired(record);
         } else if (!isTerminalStatus(record.status)) {
-          deps.callUpstream(record, 'tasks/cancel').catch((error: unknown) => {
+          deps.callUpstream(record, 'tasks/cancel', { reason: 'expired' }).catch((error: unknown) => {
             deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
           });
         }

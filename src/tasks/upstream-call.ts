@@ -1,14 +1,24 @@
 /**
  * JSON-RPC calls the gateway makes to an upstream on its own behalf: cancelling a task that
  * expired, or whose creation the gateway refused. Best effort: failures are logged by the
- * caller, never surfaced to a client.
+ * caller, never surfaced to a client. With tracing on, each call is a client span linked to
+ * the task's creation (src/tracing/task-calls.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
+import type { TaskCallSpan } from '../tracing/task-calls.js';
+import type { Tracing } from '../tracing/tracing.js';
 
-export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel') => Promise<number>;
+/** Why the call is made (a span attribute), and the client request being served, if any. */
+export interface GatewayCallContext {
+  readonly reason: string;
+  readonly during?: RequestTrace;
+}
+
+export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel', context: GatewayCallContext) => Promise<number>;
 
 export interface UpstreamCallerOptions {
   /** The dispatcher (keep-alive pool) of each upstream, by name. */
@@ -19,30 +29,41 @@ export interface UpstreamCallerOptions {
    */
   credentialHeadersFor?(record: TaskRecord): Promise<Record<string, string>>;
   timeoutMs: number;
+  /** The policy's tracing, if on. */
+  tracing?: Tracing;
 }
 
 export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCaller {
-  return async (record, method) => {
+  return async (record, method, context) => {
     const dispatcher = options.dispatcherFor(record.upstream);
     if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
-    const { headers, body } = frameCall(record, method);
-    const credentials = await options.credentialHeadersFor?.(record);
-    const response = await dispatcher.request({
-      origin: record.instance,
-      path: record.upstreamPath,
-      method: 'POST',
-      headers: { ...headers, ...credentials },
-      body,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
-    // Drain so the connection returns to the pool; the answer itself does not matter.
-    await response.body.dump();
-    return response.statusCode;
+    const span = options.tracing?.startTaskCall({ task: record, method, reason: context.reason, during: context.during });
+    try {
+      const { headers, body } = frameCall(record, method, span);
+      const credentials = await options.credentialHeadersFor?.(record);
+      const response = await dispatcher.request({
+        origin: record.instance,
+        path: record.upstreamPath,
+        method: 'POST',
+        headers: { ...headers, ...credentials },
+        body,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+      span?.responded(response.statusCode);
+      // Drain so the connection returns to the pool; the answer itself does not matter.
+      await response.body.dump();
+      return response.statusCode;
+    } catch (error) {
+      span?.failed((error as { code?: string }).code ?? 'other');
+      throw error;
+    } finally {
+      span?.end();
+    }
   };
 }
 
-function frameCall(record: TaskRecord, method: string): { headers: Record<string, string>; body: string } {
+function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | undefined): { headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -62,5 +83,7 @@ function frameCall(record: TaskRecord, method: string): { headers: Record<string
     headers['mcp-protocol-version'] = record.protocolVersion ?? '2025-11-25';
     if (record.upstreamSession) headers['mcp-session-id'] = record.upstreamSession;
   }
+  span?.injectHeaders(headers);
+  span?.injectMeta(params);
   return { headers, body: JSON.stringify({ jsonrpc: '2.0', id: `taskgate-${randomUUID()}`, method, params }) };
 }

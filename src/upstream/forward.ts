@@ -44,11 +44,13 @@ export function createForwarder(deps: ForwardDeps): Forward {
     });
   };
 
-  const forwardBody = (request: FastifyRequest, reply: FastifyReply, body: Buffer): void => {
+  const forwardBody = (request: FastifyRequest, reply: FastifyReply, clientBody: Buffer): void => {
     const tg = request.tg;
     const { route } = tg;
     const endpoint = route.endpoints.get(tg.instance!.url) ?? new URL(tg.instance!.url);
     const headers = copyRequestHeaders(request.headers);
+    // With tracing on, the call's span context goes into the headers and the body's _meta.
+    const body = tg.trace === undefined ? clientBody : tg.trace.startUpstreamCall(headers, endpoint, clientBody)!;
     headers.host = endpoint.host;
     headers['content-length'] = String(body.length);
     headers['content-type'] = request.headers['content-type'] ?? 'application/json';
@@ -99,6 +101,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
       rewriteRequestHeaders: (req, headers) => {
         const tg = (req as FastifyRequest).tg;
         const built = buildUpstreamRequestHeaders(req as FastifyRequest, headers) as Record<symbol, unknown>;
+        tg.trace?.startUpstreamCall(built as IncomingHttpHeaders, tg.route.endpoints.get(tg.instance!.url) ?? new URL(tg.instance!.url));
         // reply-from has one dispatcher for every route (RouteDispatcher); it takes this agent,
         // and UpstreamAgent hands the client's abort to undici as the request's signal.
         built[kUpstreamAgent] = tg.route.agent;
@@ -128,6 +131,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
     const { pool } = tg.route;
     const kind = classifyUpstreamError(error);
     deps.metrics.upstreamErrors.inc({ upstream: pool.upstream, kind });
+    tg.trace?.upstreamFailed(kind);
     if (kind === 'refused' && tg.instance) {
       pool.markRefused(tg.instance);
       request.log.warn({ instance: tg.instance.url, upstream: pool.upstream }, 'upstream instance refused the connection; cooling down');

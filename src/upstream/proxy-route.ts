@@ -92,7 +92,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
-  request.tg = { snapshot, route, abort: new ClientAbort() };
+  request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) request.tg.abort.abort();
     request.tg.releaseResultWait?.();

@@ -28,6 +28,7 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
     route.upstreamHeadersDuration.observe(Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9);
   }
   if (tg.instance) route.pool.markHealthy(tg.instance);
+  tg.trace?.upstreamResponded(res);
   try {
     await recordSessionOutcome(request, res.statusCode, headerValue(res.headers['mcp-session-id']), store, snapshot.sessions);
   } catch (error) {
@@ -36,7 +37,9 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
     return;
   }
   const contentType = headerValue(res.headers['content-type']);
-  const hook = createTaskResponseHook(snapshot.tasks, request);
+  const taskHook = createTaskResponseHook(snapshot.tasks, request);
+  // With tracing on, the spans see the backend's answer before and after the tasks stage.
+  const hook = tg.trace ? tg.trace.observeMessages(taskHook) : taskHook;
   if (isJson(contentType) && tg.mcp) {
     await relayJsonReply(request, reply, res, hook);
     return;
