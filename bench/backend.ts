@@ -11,9 +11,15 @@
  *
  * GET /stats returns request counters: the harness uses them to check that polls it calls
  * "forwarded" reached the backend and that cached ones did not.
+ *
+ * POST /v1/traces is a trace collector for runs with tracing on (`--tracing RATIO`): it takes
+ * the gateway's OTLP/HTTP exports, counts the spans in them (`otlp:spans`, decoded with the
+ * official OTLP definitions) and answers success, so the exporter's work is measured against a
+ * collector that keeps up, on the load core rather than the proxy's.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import otlp from 'otlp-definitions/build/src/generated/root.js';
 import { announceReady, serveParentRequests } from './child-channel.js';
 
 const MODERN = '2026-07-28';
@@ -122,7 +128,26 @@ function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
   }
 }
 
+type TraceRequestDecoder = { decode(bytes: Uint8Array): { resourceSpans: { scopeSpans: { spans: unknown[] }[] }[] } };
+const traceRequests = (otlp as unknown as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: TraceRequestDecoder } } } } } })
+  .opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+function collectSpans(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const decoded = traceRequests.decode(Buffer.concat(chunks));
+    for (const resource of decoded.resourceSpans) for (const scope of resource.scopeSpans) counters['otlp:spans'] = (counters['otlp:spans'] ?? 0) + scope.spans.length;
+    count('otlp:exports');
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+  });
+}
+
 const server = createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/v1/traces') {
+    collectSpans(req, res);
+    return;
+  }
   if (req.method === 'GET' && req.url === '/stats') {
     const body = JSON.stringify(counters);
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);

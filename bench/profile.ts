@@ -1,5 +1,5 @@
 /**
- * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify] [--syscalls]`:
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify] [--syscalls] [--tracing RATIO]`:
  * taskgate on the memory store (`--target taskgate-redis`: on Redis; `--target fastify`: the plain
  * passthrough it is measured against) under one
  * scenario's load with --cpu-prof, then the top self-time functions and the
@@ -10,6 +10,9 @@
  * `--syscalls` counts the target's system calls over the load window with `strace -c` instead
  * (no profiler): calls per request by name. On loopback a write or writev also runs the
  * receiver's TCP work, so a call saved is CPU saved, and the count holds still where time does not.
+ *
+ * `--tracing RATIO` profiles taskgate with OpenTelemetry tracing on at that sampling ratio,
+ * exporting to the backend's collector (profile-…-tracing-RATIO.md).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,12 +41,14 @@ interface CpuProfile {
 }
 
 const { values: args } = parseArgs({
-  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, target: { type: 'string', default: 'taskgate-memory' }, syscalls: { type: 'boolean', default: false } },
+  options: { scenario: { type: 'string', default: 'tasks-get-2026' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, target: { type: 'string', default: 'taskgate-memory' }, syscalls: { type: 'boolean', default: false }, tracing: { type: 'string' } },
 });
 const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
 if (!['taskgate-memory', 'taskgate-redis', 'fastify'].includes(args.target)) throw new Error(`--target is taskgate-memory, taskgate-redis or fastify, not ${args.target}`);
 const passthrough = args.target === 'fastify';
+const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
+if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
 
 /**
  * What a stored profile measured: the revision, the machine, when. Read at start, before the
@@ -161,8 +166,8 @@ async function main(): Promise<void> {
   const started = passthrough
     ? await startFastifyTarget(pinning, backend.url, profArgs)
     : args.target === 'taskgate-redis'
-      ? await startRedisTaskgate(pinning, { backendUrl: backend.url, issuer }, profArgs)
-      : await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer }), profArgs);
+      ? await startRedisTaskgate(pinning, { backendUrl: backend.url, issuer, tracingRatio }, profArgs)
+      : await startTaskgate(pinning, 'taskgate-memory', taskgatePolicy({ backendUrl: backend.url, issuer, tracingRatio }), profArgs);
   if (isSkipped(started)) throw new Error(`cannot profile ${args.target}: ${started.reason}`);
   const target = started;
   try {
@@ -193,7 +198,7 @@ async function main(): Promise<void> {
     const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n`;
     const out = join(REPO_ROOT, 'bench', 'results');
     mkdirSync(out, { recursive: true });
-    const name = `profile-${args.target === 'taskgate-memory' ? '' : `${args.target}-`}${scenario}${args.connections === '50' ? '' : `-${args.connections}c`}`;
+    const name = `profile-${args.target === 'taskgate-memory' ? '' : `${args.target}-`}${scenario}${args.connections === '50' ? '' : `-${args.connections}c`}${tracingRatio === undefined ? '' : `-tracing-${tracingRatio}`}`;
     writeFileSync(join(out, `${name}.md`), text);
     copyFileSync(join(profDir, file), join(out, `${name}.cpuprofile`));
     console.log(text);

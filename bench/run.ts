@@ -8,6 +8,8 @@
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
+ *          --tracing RATIO   taskgate with OpenTelemetry tracing on at that sampling ratio (1, 0.01),
+ *                            exporting to the backend's collector; such a run never writes the docs
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -71,6 +73,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string' },
     targets: { type: 'string' },
     scenarios: { type: 'string' },
+    tracing: { type: 'string' },
   },
 });
 
@@ -80,6 +83,8 @@ if (args.rounds) settings.rounds = Number(args.rounds);
 if (args.seconds) settings.seconds = Number(args.seconds);
 if (args.targets) settings.targets = args.targets.split(',') as TargetName[];
 if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
+const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
+if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
 const started = Date.now();
 const log = (line: string): void => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
@@ -126,7 +131,7 @@ async function startTargets(pinning: ReturnType<typeof detectPinning>, backend: 
         // changes nothing until gc() is called.
         return startTaskgate(pinning, name, policy, ['--expose-gc']);
       case 'taskgate-redis':
-        return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer });
+        return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer, tracingRatio });
     }
   });
   const targets: Target[] = [];
@@ -150,13 +155,14 @@ async function main(): Promise<void> {
   const load = chooseLoadTool();
   log(`${mode} run: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${load.label}; ${pinning.note}`);
   if (process.env.BENCH_POLICY_PATCH) log(`policy patched by BENCH_POLICY_PATCH: ${process.env.BENCH_POLICY_PATCH} (not written to docs)`);
+  if (tracingRatio !== undefined) log(`tracing on at sampling ratio ${tracingRatio}, exporting to the backend's collector (not written to docs)`);
 
   const issuer = await startIssuer();
   running.push({ stop: () => issuer.close() });
   const tokens = await Promise.all(Array.from({ length: MEMORY_PRINCIPALS }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
   running.push(backend);
-  const policy = taskgatePolicy({ backendUrl: backend.url, issuer });
+  const policy = taskgatePolicy({ backendUrl: backend.url, issuer, tracingRatio });
   const { targets, skipped } = await startTargets(pinning, backend, policy, issuer);
   log(`targets up: ${targets.map((t) => t.name).join(', ')}`);
 
@@ -191,6 +197,10 @@ async function main(): Promise<void> {
   }
   log(`${cells.length} cells × ${settings.connections.length} connection levels, ${settings.rounds} rounds of ${settings.seconds} s runs`);
   const outcome = await runRounds(plan);
+  if (tracingRatio !== undefined) {
+    const stats = (await (await fetch(`${backend.url}/stats`)).json()) as Record<string, number>;
+    log(`trace collector: ${stats['otlp:spans'] ?? 0} spans received in ${stats['otlp:exports'] ?? 0} exports so far`);
+  }
 
   const token = tokens[0]!;
   log('SSE: time to first byte and a large stream at a fixed read pace');
@@ -211,7 +221,7 @@ async function main(): Promise<void> {
     schema: 'taskgate-bench/1',
     generatedAt: new Date().toISOString(),
     mode,
-    command: mode === 'full' ? 'npm run bench' : `npm run bench -- --${mode}`,
+    command: `${mode === 'full' ? 'npm run bench' : `npm run bench -- --${mode}`}${tracingRatio === undefined ? '' : ` --tracing ${tracingRatio}`}`,
     revision: gitRevision(),
     machine,
     pinning: pinning.note,
@@ -231,7 +241,7 @@ async function main(): Promise<void> {
   const dir = args.out ?? join(REPO_ROOT, 'bench', 'results');
   const base = mode === 'full' ? 'latest' : mode;
   // A run on a patched policy measures another gateway: it never lands in docs/benchmarks.md.
-  const written = writeOutputs(report, dir, base, mode === 'full' && !args.out && !args['no-docs'] && !process.env.BENCH_POLICY_PATCH);
+  const written = writeOutputs(report, dir, base, mode === 'full' && !args.out && !args['no-docs'] && !process.env.BENCH_POLICY_PATCH && tracingRatio === undefined);
   printSummary(report);
   log(`wrote ${written.join(', ')}`);
 }

@@ -49,6 +49,8 @@ export interface TaskgatePolicyOptions {
   backendUrl: string;
   issuer: BenchIssuer;
   store?: Record<string, unknown>;
+  /** Tracing on at this sampling ratio, exporting to the backend's collector (bench/backend.ts). */
+  tracingRatio?: number;
 }
 
 /**
@@ -74,6 +76,9 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
     },
     ...(options.store ? { store: options.store } : {}),
     logging: { level: 'info' },
+    ...(options.tracingRatio === undefined
+      ? {}
+      : { tracing: { mode: 'otlp', endpoint: `${options.backendUrl}/v1/traces`, sampling: { ratio: options.tracingRatio } } }),
   }));
 }
 
