@@ -248,6 +248,43 @@ describe('OpenTelemetry traces of a 2026-07-28 exchange', () => {
   });
 });
 
+describe('sampling', () => {
+  async function echoThrough(stack: TaskStack, subject: string, headers: Record<string, string>): Promise<RecordedRequest> {
+    const { client } = await tracedClient(stack, subject, headers);
+    try {
+      await client.request({ method: 'tools/call', params: { name: 'echo', arguments: { text: subject } } }, CallToolResultSchema);
+    } finally {
+      await client.close();
+    }
+    return backendCalls(stack, 'tools/call').at(-1)!;
+  }
+
+  for (const parent of ['follow', 'ignore'] as const) {
+    it(`at ratio 0 with parent ${parent}: ${parent === 'follow' ? 'a client\'s sampled flag decides' : 'nothing is recorded'}, and every request still carries context`, async () => {
+      const receiver = await startOtlpReceiver();
+      const stack = await startTaskStack({
+        era: 'legacy',
+        policy: { audit: { stdout: false }, tracing: { mode: 'otlp', endpoint: receiver.endpoint, sampling: { ratio: 0, parent } } },
+      });
+      try {
+        const sampled = await echoThrough(stack, 'dave', { traceparent: `00-${HEADER_TRACE}-${HEADER_SPAN}-01` });
+        const unsampled = await echoThrough(stack, 'erin', {});
+        await stack.gw.gateway.policy.tracing!.flush();
+        const recorded = new Set(receiver.spans.map((s) => s.traceId));
+        assert.equal(recorded.has(HEADER_TRACE), parent === 'follow');
+        assert.match(String(sampled.headers.traceparent), new RegExp(`^00-${HEADER_TRACE}-[0-9a-f]{16}-0${parent === 'follow' ? 1 : 0}$`));
+        const [, traceId, , flags] = String(unsampled.headers.traceparent).split('-');
+        assert.equal(flags, '00', 'an unrecorded request says so downstream');
+        assert.equal(recorded.has(traceId!), false);
+        assert.equal(metaOf(unsampled)?.traceparent, unsampled.headers.traceparent);
+      } finally {
+        await stack.close();
+        await receiver.close();
+      }
+    });
+  }
+});
+
 describe('with tracing off (the default)', () => {
   it('builds no tracer and forwards the client\'s trace context and body as they came', async () => {
     const stack = await startTaskStack({ era: 'legacy', policy: { audit: { stdout: false } } });

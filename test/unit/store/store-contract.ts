@@ -448,6 +448,17 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(rest, expected);
     });
 
+    it('keeps a task\'s trace link, for the calls the gateway makes for the task later', async () => {
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const live = taskRecord({ traceparent });
+      const expired = taskRecord({ traceparent, expiresAt: Date.now() - 1 });
+      await store!.createTask(live, 10);
+      await store!.createTask(expired, 10);
+      assert.equal((await store!.getTask(live.handle))?.traceparent, traceparent);
+      const taken = await store!.takeExpiredTasks(Date.now(), 100);
+      assert.equal(taken.find((r) => r.handle === expired.handle)?.traceparent, traceparent);
+    });
+
     it('forgets a relayed server request after its lifetime', async () => {
       await store!.putServerRequest('tg-y', { upstream: 'tools', instance: 'http://a', upstreamId: 'r1' }, 50);
       await new Promise((r) => setTimeout(r, 80));
