@@ -11,6 +11,9 @@ import type { FastifyRequest } from 'fastify';
 import { CLIENT_CAPABILITIES_META, isModernVersion, TASKS_EXTENSION } from '../mcp/era.js';
 import type { Instance } from '../routing/balancer.js';
 import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { isObject } from '../tasks/task-shapes.js';
 import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
 import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
@@ -63,13 +66,47 @@ export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: 
   return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat };
 }
 
+/**
+ * With tracing on, what a call's client span says (src/tracing/task-calls.ts): a child of the
+ * request being served (`during`), else of the task's creation, linked to the creation.
+ */
+export interface CallTrace {
+  readonly tracing: Tracing;
+  readonly upstream: string;
+  /** run: the first call of a task (or of a 2026 call that may become one); retry: a later one. */
+  readonly reason: 'run' | 'retry';
+  readonly during?: RequestTrace;
+  readonly task?: TaskRecord;
+}
+
+/** The CallTrace of a call started while `request` is served; undefined with tracing off. */
+export function callTraceOf(request: FastifyRequest, reason: CallTrace['reason'], task?: TaskRecord): CallTrace | undefined {
+  const tracing = request.tg.snapshot.tracing;
+  return tracing && { tracing, upstream: request.tg.route.pool.upstream, reason, during: request.tg.trace, task };
+}
+
 /** Starts the call: the runner sends it at once and reports to `reports`. */
-export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports): CallRunner {
+export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace): CallRunner {
   const callId = `taskgate-${randomUUID()}`;
   const meta = isObject(plan.call.params._meta) ? plan.call.params._meta : {};
   // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
-  const params = { ...plan.call.params, ...plan.extraParams, _meta: { ...meta, progressToken: callId } };
+  const params: JsonObject = { ...plan.call.params, ...plan.extraParams, _meta: { ...meta, progressToken: callId } };
+  const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : undefined;
+  const span = trace?.tracing.startTaskCall({ ...trace, instance: target.origin, method: 'tools/call', tool });
+  let sentTo = target;
+  if (span) {
+    // The call's context, in its headers (a 2025 cancel notice carries them too) and in _meta.
+    sentTo = { ...target, headers: { ...target.headers } };
+    span.injectHeaders(sentTo.headers as Record<string, string>);
+    span.injectMeta(params);
+  }
   const body = JSON.stringify({ jsonrpc: '2.0', id: callId, method: 'tools/call', params });
   const cancelNotice = !isModernVersion(target.headers['mcp-protocol-version']);
-  return new CallRunner(callId, body, target, { timeoutMs: plan.timeoutMs, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+  const runner = new CallRunner(callId, body, sentTo, { timeoutMs: plan.timeoutMs, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+  if (span) {
+    void runner.outcome
+      .then((outcome) => (outcome.kind === 'answer' ? span.responded(outcome.status, outcome.response) : span.failed(outcome.failure)))
+      .finally(() => span.end());
+  }
+  return runner;
 }

@@ -23,7 +23,7 @@ import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from '../task
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
-import { callTarget, captureCall, startCall, type CallPlan } from './call-start.js';
+import { callTarget, callTraceOf, captureCall, startCall, type CallPlan } from './call-start.js';
 import type { ProvidedContext } from './provided-context.js';
 import { TaskDriver, type DriverSettings } from './task-driver.js';
 
@@ -113,7 +113,8 @@ async function promote(c: CreationContext, request: FastifyRequest, tool: string
 function startDriver(c: CreationContext, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
   const target = callTarget(request, plan, fromClient);
   const limits = request.tg.snapshot.config.limits;
-  return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports), c.settings);
+  const trace = callTraceOf(request, 'run');
+  return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace), c.settings);
 }
 
 function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: TaskDeps): TaskRecord {
@@ -144,6 +145,8 @@ function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instanc
     pollIntervalMs: enforcedInterval(undefined, deps.policy.poll.floor, deps.policy.poll.default),
     status: 'working',
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
+    // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
+    ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
   };
 }
 

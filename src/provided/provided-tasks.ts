@@ -23,7 +23,7 @@ import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport } from './backend-support.js';
 import type { CallRunner } from './call-runner.js';
-import { callTarget, startCall } from './call-start.js';
+import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
 import type { HeldCall, ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
@@ -165,6 +165,8 @@ export class ProvidedTasks {
       leaseMs: provided.lease,
       limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
       retry: (record, runner, requestState) => this.retryAlone(settings, callLimits, record, runner, requestState),
+      // Not the request's trace: a retry without input runs after this request has ended.
+      tracing: request.tg.snapshot.tracing,
     };
     return settings;
   }
@@ -197,7 +199,8 @@ export class ProvidedTasks {
     const plan = { call: retry.view.state.call, instance, extraParams, timeoutMs: this.timeoutFor(policy.timeout, retry.record) };
     const target = callTarget(request, plan, false);
     const limits = request.tg.snapshot.config.limits;
-    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports), this.settings(deps, request, 'modern')).attach(retry.record);
+    const trace = callTraceOf(request, 'retry', retry.record);
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern')).attach(retry.record);
   }
 
   /** 2026: the backend wants its requestState back and asked the client nothing: retried at once. */
@@ -209,7 +212,8 @@ export class ProvidedTasks {
       const moved = await transition(this.ctx.store, record.handle, (now) => (now.rev === view.rev ? { patch: {}, state: { ...now.state, round } } : undefined));
       if (!moved) return;
       const plan = { call: view.state.call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
-      new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports), settings).attach(moved.after.record);
+      const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: moved.after.record };
+      new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(moved.after.record);
     })().catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not retry a provided task\'s call'));
   }
 

@@ -20,6 +20,7 @@ import { stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
 import type { HeldCall, ProvidedContext } from './provided-context.js';
 import { transition } from './transitions.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** 2025: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
@@ -36,6 +37,8 @@ export interface DriverSettings {
   readonly limits: OutcomeLimits;
   /** Starts the next call of the same task with `requestState` (2026, no input asked). */
   readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string) => void;
+  /** The policy's tracing, for the spans of later calls (undefined with tracing off). */
+  readonly tracing?: Tracing;
 }
 
 export class TaskDriver implements HeldCall {

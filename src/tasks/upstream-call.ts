@@ -37,7 +37,7 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
   return async (record, method, context) => {
     const dispatcher = options.dispatcherFor(record.upstream);
     if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
-    const span = options.tracing?.startTaskCall({ task: record, method, reason: context.reason, during: context.during });
+    const span = options.tracing?.startTaskCall({ upstream: record.upstream, instance: record.instance, task: record, method, reason: context.reason, during: context.during });
     try {
       const { headers, body } = frameCall(record, method, span);
       const credentials = await options.credentialHeadersFor?.(record);

@@ -1,8 +1,8 @@
 /**
- * Spans for the calls the gateway makes to a backend on a task's behalf: today the cancels of
- * expired and refused tasks (src/tasks/upstream-call.ts), and the backend calls of the tasks
- * the gateway runs itself (issue #15). Each call is one client span, LINKED to the server span
- * of the request that created the task, so a task's whole life can be found from its creation:
+ * Spans for the calls the gateway makes to a backend on a task's behalf: the cancels of expired
+ * and refused tasks (src/tasks/upstream-call.ts), and the backend calls of the tasks the gateway
+ * runs itself (src/provided/call-start.ts). Each call is one client span, LINKED to the server
+ * span of the request that created the task, so a task's whole life can be found from its creation:
  *
  * - made while serving a client request (`during`), the span is a child of that request's
  *   server span, with a link to the creation;
@@ -15,7 +15,8 @@
  *     const link = request.tg.trace?.taskLink();               // a W3C traceparent string, storable
  *     // for every backend call made for the task, later, on any replica:
  *     const span = snapshot.tracing?.startTaskCall({
- *       task: record,                                           // handle, upstream, instance, tool, status, traceparent
+ *       upstream: record.upstream, instance: record.instance,   // who is called
+ *       task: record,                                           // once the task exists: handle, tool, status, traceparent
  *       method: 'tools/call', tool: record.tool, reason: 'run',
  *       during: request?.tg.trace,                              // when a client request is being served
  *     });
@@ -53,10 +54,15 @@ import type { RequestTrace, SpanSource } from './request-trace.js';
 import { UpstreamSpan } from './upstream-span.js';
 
 /** What a gateway call's span says about its task; `traceparent` is the link kept at creation. */
-export type TaskCallSubject = Pick<TaskRecord, 'handle' | 'upstream' | 'instance' | 'tool' | 'status' | 'era' | 'protocolVersion' | 'traceparent'>;
+export type TaskCallSubject = Pick<TaskRecord, 'handle' | 'tool' | 'status' | 'era' | 'protocolVersion' | 'traceparent'>;
 
 export interface TaskCallOptions {
-  readonly task: TaskCallSubject;
+  /** The upstream's name in the policy. */
+  readonly upstream: string;
+  /** The origin of the backend instance called. */
+  readonly instance: string;
+  /** The task the call is for, once it exists (a 2026 call runs before it may become one). */
+  readonly task?: TaskCallSubject;
   /** The JSON-RPC method sent to the backend. */
   readonly method: string;
   /** A short fixed word for why the gateway makes the call (taskgate.call.reason): expired, refused, run, … */
@@ -82,22 +88,24 @@ export interface TaskCallSpan {
 
 export function startTaskCall(source: SpanSource, options: TaskCallOptions): TaskCallSpan {
   const { task, method, tool } = options;
-  const creation = spanContextOfTraceparent(task.traceparent);
+  const creation = spanContextOfTraceparent(task?.traceparent);
   const links: Link[] = creation ? [{ context: creation, attributes: { [ATTR_TASKGATE_LINK]: 'task_creation' } }] : [];
   const parent = options.during?.context ?? (creation ? trace.setSpanContext(ROOT_CONTEXT, creation) : ROOT_CONTEXT);
   const span = source.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, { kind: SpanKind.CLIENT, links }, parent);
   if (span.isRecording()) {
     const attributes: Attributes = {
       [ATTR_MCP_METHOD_NAME]: method,
-      [ATTR_TASKGATE_UPSTREAM]: task.upstream,
-      [ATTR_TASKGATE_ERA]: task.era,
+      [ATTR_TASKGATE_UPSTREAM]: options.upstream,
       [ATTR_TASKGATE_CALL_REASON]: options.reason,
-      [ATTR_TASK_HANDLE_HASH]: source.hashHandle(task.handle),
-      [ATTR_TASK_STATUS]: task.status,
-      [ATTR_TASK_TOOL]: task.tool,
-      ...upstreamTransportAttributes('POST', new URL(task.instance)),
+      ...upstreamTransportAttributes('POST', new URL(options.instance)),
     };
-    if (task.protocolVersion !== undefined) attributes[ATTR_MCP_PROTOCOL_VERSION] = task.protocolVersion;
+    if (task) {
+      attributes[ATTR_TASKGATE_ERA] = task.era;
+      attributes[ATTR_TASK_HANDLE_HASH] = source.hashHandle(task.handle);
+      attributes[ATTR_TASK_STATUS] = task.status;
+      attributes[ATTR_TASK_TOOL] = task.tool;
+      if (task.protocolVersion !== undefined) attributes[ATTR_MCP_PROTOCOL_VERSION] = task.protocolVersion;
+    }
     if (tool !== undefined && method === 'tools/call') {
       attributes[ATTR_GEN_AI_OPERATION_NAME] = 'execute_tool';
       attributes[ATTR_GEN_AI_TOOL_NAME] = tool;

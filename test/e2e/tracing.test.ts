@@ -196,13 +196,16 @@ describe('OpenTelemetry traces through the gateway', () => {
   it('links the cancel of an expired task, a call the gateway makes itself, to the creating request', async () => {
     const created = await alice.request({ method: 'tools/call', params: { name: 'ask_name', arguments: {}, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
     assert.equal(created.task.ttl, 1000);
-    // The expiry sweep runs every second; wait (bounded) for its cancel to reach the backend.
+    // The expiry sweep runs every second; wait (bounded) for its cancel's span to be exported.
+    const isExpiryCancel = (s: ReceivedSpan) => s.kind === SPAN_KIND.CLIENT && s.attributes['taskgate.call.reason'] === 'expired';
     const until = Date.now() + 10_000;
-    while (backendCalls(stack, 'tasks/cancel').length < 2 && Date.now() < until) await sleep(50);
-    await stack.gw.gateway.policy.tracing!.flush();
+    do {
+      await sleep(100);
+      await stack.gw.gateway.policy.tracing!.flush();
+    } while (!receiver.spans.some(isExpiryCancel) && Date.now() < until);
     const spans = receiver.spans;
     const creation = one(spans, 'ask_name creation', (s) => s.kind === SPAN_KIND.SERVER && s.name === 'tools/call ask_name');
-    const expiryCancel = one(spans, 'expiry cancel', (s) => s.kind === SPAN_KIND.CLIENT && s.attributes['taskgate.call.reason'] === 'expired');
+    const expiryCancel = one(spans, 'expiry cancel', isExpiryCancel);
     assert.equal(expiryCancel.name, 'tasks/cancel');
     assert.equal(expiryCancel.traceId, creation.traceId, 'the task\'s whole life is one trace');
     assert.equal(expiryCancel.parentSpanId, creation.spanId);
@@ -240,6 +243,47 @@ describe('OpenTelemetry traces of a 2026-07-28 exchange', () => {
       assert.equal(toolError.attributes['error.type'], 'tool_error');
       assert.equal(toolError.status.code, STATUS_CODE.ERROR);
       assert.equal(childrenOf(receiver.spans, toolError)[0]?.attributes['error.type'], 'tool_error');
+    } finally {
+      await client.close();
+      await stack.close();
+      await receiver.close();
+    }
+  });
+});
+
+describe('OpenTelemetry traces of a task the gateway runs itself', () => {
+  it('makes the backend call a client span of the creating request, and the backend joins the trace', async () => {
+    const receiver = await startOtlpReceiver();
+    const stack = await startTaskStack({
+      era: 'legacy',
+      plain: true,
+      providedTasks: { tools: ['slow_report'] },
+      tasks: { poll: { default: '100ms' } },
+      policy: { audit: { stdout: false, handleHashSalt: SALT }, tracing: { mode: 'otlp', endpoint: receiver.endpoint } },
+    });
+    const { client } = await tracedClient(stack, 'frank', {});
+    try {
+      const { task } = await client.request({ method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.2, steps: 1 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const until = Date.now() + 10_000;
+      let status = task.status;
+      while (status !== 'completed' && Date.now() < until) {
+        await sleep(100);
+        status = (await client.experimental.tasks.getTask(task.taskId)).status;
+      }
+      assert.equal(status, 'completed');
+      await stack.gw.gateway.policy.tracing!.flush();
+      const creation = one(receiver.spans, 'creation', (s) => s.kind === SPAN_KIND.SERVER && s.name === 'tools/call slow_report');
+      assert.equal(creation.attributes['taskgate.task.created'], true);
+      assert.equal(creation.attributes['taskgate.task.handle_hash'], createHandleHasher(SALT)(task.taskId));
+      const run = one(receiver.spans, 'the backend call', (s) => s.kind === SPAN_KIND.CLIENT && s.attributes['taskgate.call.reason'] === 'run');
+      assert.equal(run.name, 'tools/call slow_report');
+      assert.equal(run.parentSpanId, creation.spanId);
+      assert.equal(run.traceId, creation.traceId);
+      assert.equal(run.attributes['http.response.status_code'], 200);
+      const call = backendCalls(stack, 'tools/call').at(-1)!;
+      assert.equal(call.headers.traceparent, traceparentOf(run));
+      assert.equal(metaOf(call)?.traceparent, traceparentOf(run));
+      assert.equal(typeof metaOf(call)?.progressToken, 'string', 'the gateway\'s progress token is still there');
     } finally {
       await client.close();
       await stack.close();
