@@ -14,6 +14,7 @@ const COLORS: Record<TargetName, string> = {
   fastify: '#1565c0',
   'taskgate-memory': '#e65100',
   'taskgate-redis': '#8e24aa',
+  'taskgate-traced': '#ff8f00',
 };
 
 interface Panel {

@@ -8,8 +8,9 @@
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
- *          --tracing RATIO   taskgate with OpenTelemetry tracing on at that sampling ratio (1, 0.01),
- *                            exporting to the backend's collector; such a run never writes the docs
+ *          --tracing RATIO   adds taskgate-traced: taskgate-memory with OpenTelemetry tracing on at that
+ *                            sampling ratio (1, 0.01), exporting to the backend's collector, measured in
+ *                            the same rounds as taskgate-memory; such a run never writes the docs
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,7 +28,7 @@ import { checkRequests, prepareRequests, SCENARIO_NAMES, SCENARIOS, type Scenari
 import { checkSse } from './sse-check.js';
 import {
   directTarget, gitRevision, isSkipped, startFastifyTarget, startNginxTarget, startRedisTaskgate, startTaskgate,
-  TARGET_LABELS, TARGET_NAMES, taskgatePolicy, type Skipped, type Target, type TargetName,
+  TARGET_LABELS, TARGET_NAMES, taskgatePolicy, TRACED_TARGET, type Skipped, type Target, type TargetName,
 } from './targets.js';
 
 type Mode = 'full' | 'quick' | 'smoke';
@@ -85,6 +86,7 @@ if (args.targets) settings.targets = args.targets.split(',') as TargetName[];
 if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
 const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
 if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
+if (tracingRatio !== undefined) settings.targets = [...settings.targets, TRACED_TARGET];
 const started = Date.now();
 const log = (line: string): void => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
@@ -131,7 +133,9 @@ async function startTargets(pinning: ReturnType<typeof detectPinning>, backend: 
         // changes nothing until gc() is called.
         return startTaskgate(pinning, name, policy, ['--expose-gc']);
       case 'taskgate-redis':
-        return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer, tracingRatio });
+        return startRedisTaskgate(pinning, { backendUrl: backend.url, issuer });
+      case TRACED_TARGET:
+        return startTaskgate(pinning, name, taskgatePolicy({ backendUrl: backend.url, issuer, tracingRatio }));
     }
   });
   const targets: Target[] = [];
@@ -145,7 +149,8 @@ async function startTargets(pinning: ReturnType<typeof detectPinning>, backend: 
     }
   }
   // Keep the declared order, so tables and charts always list targets the same way.
-  targets.sort((a, b) => TARGET_NAMES.indexOf(a.name) - TARGET_NAMES.indexOf(b.name));
+  const order: readonly TargetName[] = [...TARGET_NAMES, TRACED_TARGET];
+  targets.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   return { targets, skipped };
 }
 
@@ -155,14 +160,14 @@ async function main(): Promise<void> {
   const load = chooseLoadTool();
   log(`${mode} run: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${load.label}; ${pinning.note}`);
   if (process.env.BENCH_POLICY_PATCH) log(`policy patched by BENCH_POLICY_PATCH: ${process.env.BENCH_POLICY_PATCH} (not written to docs)`);
-  if (tracingRatio !== undefined) log(`tracing on at sampling ratio ${tracingRatio}, exporting to the backend's collector (not written to docs)`);
+  if (tracingRatio !== undefined) log(`${TRACED_TARGET}: tracing on at sampling ratio ${tracingRatio}, exporting to the backend's collector (not written to docs)`);
 
   const issuer = await startIssuer();
   running.push({ stop: () => issuer.close() });
   const tokens = await Promise.all(Array.from({ length: MEMORY_PRINCIPALS }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
   running.push(backend);
-  const policy = taskgatePolicy({ backendUrl: backend.url, issuer, tracingRatio });
+  const policy = taskgatePolicy({ backendUrl: backend.url, issuer });
   const { targets, skipped } = await startTargets(pinning, backend, policy, issuer);
   log(`targets up: ${targets.map((t) => t.name).join(', ')}`);
 

@@ -14,7 +14,12 @@ import { processCpuUs } from './machine.js';
 import { freePort, hasCommand, startNginx, waitForPort } from './nginx.js';
 
 export const TARGET_NAMES = ['direct', 'nginx', 'fastify', 'taskgate-memory', 'taskgate-redis'] as const;
-export type TargetName = (typeof TARGET_NAMES)[number];
+/**
+ * Started only by `--tracing RATIO`: taskgate on the memory store with tracing on, measured in
+ * the same rounds as taskgate-memory (tracing off), so the two are compared under the same load.
+ */
+export const TRACED_TARGET = 'taskgate-traced';
+export type TargetName = (typeof TARGET_NAMES)[number] | typeof TRACED_TARGET;
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   direct: 'backend direct (floor)',
@@ -22,6 +27,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   fastify: 'fastify + @fastify/http-proxy',
   'taskgate-memory': 'taskgate, memory store',
   'taskgate-redis': 'taskgate, redis store',
+  [TRACED_TARGET]: 'taskgate, memory store, tracing on (--tracing)',
 };
 
 export interface Target {
