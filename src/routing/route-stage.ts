@@ -18,10 +18,12 @@ export async function selectInstanceFor(request: FastifyRequest, store: Store, p
   const sessionId = request.tg.sessionId;
   // With one instance there is nothing to stick to: the store is not asked, so sessions on
   // such an upstream keep working while the store is away, at no round trip.
-  if (pool.instances.length === 1) return pool.instances[0]!;
+  const sole = pool.soleInstance();
+  if (sole) return sole;
   if (sessionId !== undefined) {
     const url = await store.touchSession(pool.upstream, sessionId, policy.idleTtlMs);
-    const recorded = url === undefined ? undefined : pool.findInstance(url);
+    // No record: a session begun while the upstream had one instance (a reload added more).
+    const recorded = url === undefined ? pool.unrecordedSessionsOn : pool.findInstance(url);
     if (recorded) return recorded;
     // A session the gateway never saw initialised cannot be placed among several instances;
     // the spec's answer is 404 (the client re-initialises).
@@ -48,7 +50,7 @@ export async function recordSessionOutcome(
   policy: SessionPolicy,
 ): Promise<void> {
   const { pool } = request.tg.route;
-  if (pool.instances.length === 1) return; // no stickiness to keep (see selectInstanceFor)
+  if (pool.soleInstance()) return; // no stickiness to keep (see selectInstanceFor)
   const instance = request.tg.instance;
   const message = request.tg.mcp?.message;
   const ok = statusCode >= 200 && statusCode < 300;
