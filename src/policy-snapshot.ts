@@ -5,6 +5,10 @@
  * snapshot once, at its start (request.tg.snapshot), and keeps it to the end, so a policy
  * swapped in meanwhile never shows a request half of two policies. What outlives a policy
  * (the store, metrics, logger, audit trail, per-replica counters) is passed in as SharedParts.
+ *
+ * A reload (src/reload/) builds the next snapshot beside this one, from this one: what did not
+ * change (upstream agents and pools, fetched key sets) is kept rather than rebuilt. This
+ * snapshot counts what runs on it (inFlight) and is closed once that is done.
  */
 import type { Logger } from 'pino';
 import { AuthStage, type RouteAuth } from './auth/auth-stage.js';
@@ -13,6 +17,7 @@ import type { CredentialsPolicy } from './auth/upstream-credentials.js';
 import { UpstreamIdentity } from './auth/upstream-identity.js';
 import type { Config } from './config/index.js';
 import { LimitsStage } from './limits/limits-stage.js';
+import { InFlight } from './reload/in-flight.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
 import type { HandleHasher } from './observability/handle-hash.js';
 import type { GatewayMetrics } from './observability/metrics.js';
@@ -60,6 +65,15 @@ const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
 // Calls the gateway makes itself (cancelling an expired or refused task) wait this long.
 const GATEWAY_CALL_TIMEOUT_MS = 10_000;
 
+/**
+ * How long an instance a reload removes keeps draining: as long as a task created on it before
+ * the removal can live (the longer tasks.ttl.max of the two policies), and no shorter than a
+ * session's stickiness.
+ */
+function drainMsOf(config: Config, previous: Config | undefined): number {
+  return Math.max(config.tasks.ttl.max, previous?.tasks.ttl.max ?? 0, SESSION_IDLE_TTL_MS);
+}
+
 export class PolicySnapshot {
   readonly config: Config;
   readonly auth: AuthStage | undefined;
@@ -77,18 +91,28 @@ export class PolicySnapshot {
   readonly sessions: SessionPolicy = { idleTtlMs: SESSION_IDLE_TTL_MS };
   /** RFC 9728 documents by the path they are served at; empty without authentication. */
   readonly metadataDocuments: ReadonlyMap<string, ProtectedResourceMetadata>;
+  /** Requests and gateway calls running on this snapshot; it is closed when they are done. */
+  readonly inFlight = new InFlight();
   private readonly routes: ReadonlyMap<string, RouteRuntime>;
   private readonly upstreams: UpstreamSet;
+  private closing: Promise<void> | undefined;
 
-  private constructor(config: Config, auth: AuthStage | undefined, shared: SharedParts) {
+  private constructor(config: Config, auth: AuthStage | undefined, shared: SharedParts, previous: PolicySnapshot | undefined) {
     this.config = config;
     this.auth = auth;
     this.tracing = Tracing.create(config.tracing, shared);
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
-    this.upstreams = new UpstreamSet(config.upstreams);
+    this.upstreams = new UpstreamSet(config.upstreams, { previous: previous?.upstreams, drainMs: drainMsOf(config, previous?.config) });
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
+    const callUpstream = createUpstreamCaller({
+      dispatcherFor: (name) => this.upstreams.agents.get(name),
+      // A token-exchange upstream gets the task owner's cached exchange, if one is left.
+      credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
+      timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+      tracing: this.tracing,
+    });
     this.tasks = {
       store: shared.store,
       policy: config.tasks,
@@ -97,13 +121,15 @@ export class PolicySnapshot {
       resultWaits: shared.resultWaits,
       observer: shared.observer,
       provided: shared.provided,
-      callUpstream: createUpstreamCaller({
-        dispatcherFor: (name) => this.upstreams.agents.get(name),
-        // A token-exchange upstream gets the task owner's cached exchange, if one is left.
-        credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
-        timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
-        tracing: this.tracing,
-      }),
+      // Counted in flight like a request: the agent it uses stays open until it is done.
+      callUpstream: async (record, method, context) => {
+        const leave = this.inFlight.enter();
+        try {
+          return await callUpstream(record, method, context);
+        } finally {
+          leave();
+        }
+      },
     };
 
     const routes = new Map<string, RouteRuntime>();
@@ -131,10 +157,13 @@ export class PolicySnapshot {
     this.metadataDocuments = auth ? buildMetadataDocuments(resources, auth.issuerIds) : new Map();
   }
 
-  /** Builds the snapshot of `config`; local key files are read here (a missing one throws). */
-  static async build(config: Config, shared: SharedParts): Promise<PolicySnapshot> {
-    const auth = await AuthStage.create(config, { logger: shared.logger, metrics: shared.metrics });
-    return new PolicySnapshot(config, auth, shared);
+  /**
+   * Builds the snapshot of `config`; local key files are read here (a missing one throws).
+   * `previous`, the snapshot in force, lends what `config` leaves unchanged.
+   */
+  static async build(config: Config, shared: SharedParts, previous?: PolicySnapshot): Promise<PolicySnapshot> {
+    const auth = await AuthStage.create(config, { logger: shared.logger, metrics: shared.metrics }, previous?.auth);
+    return new PolicySnapshot(config, auth, shared, previous);
   }
 
   /** The route serving a request URL (its path, before any query), if any. */
@@ -155,11 +184,10 @@ export class PolicySnapshot {
     return this.upstreams.agents;
   }
 
-  async close(): Promise<void> {
-    await this.upstreams.close();
-    await this.identity.close();
-    this.auth?.close();
-    await this.tracing?.close();
+  /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */
+  close(): Promise<void> {
+    this.closing ??= Promise.all([this.upstreams.close(), this.identity.close(), this.auth?.close(), this.tracing?.close()]).then(() => undefined);
+    return this.closing;
   }
 }
 

@@ -2,20 +2,23 @@
  * The `auth` stage (DESIGN.md §2, step 2): bearer token → verified JWT → Principal, on every
  * request of a protected route, before its body is read. Failures are answered here:
  * 401 with a Bearer challenge (no token, or a bad one), 403 for missing scopes, 503 when the
- * issuer's keys cannot be had. Built once per gateway; `forRoute` gives each route the one
- * function it calls.
+ * issuer's keys cannot be had. Built with each policy snapshot; `forRoute` gives each route
+ * the one function it calls. A snapshot built by a reload keeps the fetched key set of every
+ * issuer whose jwksUri and fetch settings did not change (no refetch, no window without keys);
+ * local key files are read again, so a reload picks up a rotated file.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/config-error.js';
-import type { JwtAuthConfig } from '../config/sections/auth.js';
+import type { IssuerConfig, JwtAuthConfig } from '../config/sections/auth.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { extractBearerToken } from './bearer-token.js';
 import { bearerChallenge } from './challenge.js';
 import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
+import { SharedResource } from '../reload/shared-resource.js';
 import { missingScopes, principalKeyOf } from './principal.js';
 import { SubjectToken } from './subject-token.js';
 import { describeResource, type ProtectedResource } from './resource-metadata.js';
@@ -34,42 +37,77 @@ export interface AuthStageDeps {
   readonly metrics: GatewayMetrics;
 }
 
+/** Remote key sets by what fetches them: the URI and the fetch settings. */
+type RemoteKeySets = Map<string, SharedResource<KeySet>>;
+
 export class AuthStage {
   private readonly verifier: JwtVerifier;
   private readonly cache: TokenCache;
   private readonly policy: JwtAuthConfig;
   private readonly publicUrl: string;
   private readonly deps: AuthStageDeps;
+  private readonly remoteKeySets: RemoteKeySets;
+  private readonly keySets: readonly KeySet[];
 
-  private constructor(policy: JwtAuthConfig, publicUrl: string, verifier: JwtVerifier, deps: AuthStageDeps) {
+  private constructor(policy: JwtAuthConfig, publicUrl: string, issuers: TrustedIssuer[], remoteKeySets: RemoteKeySets, deps: AuthStageDeps) {
     this.policy = policy;
     this.publicUrl = publicUrl;
-    this.verifier = verifier;
+    this.verifier = new JwtVerifier(issuers);
+    this.keySets = issuers.map((issuer) => issuer.keys);
+    this.remoteKeySets = remoteKeySets;
     this.deps = deps;
     this.cache = new TokenCache({ maxEntries: policy.tokenCache.maxEntries, maxTtlMs: policy.tokenCache.maxTtl });
   }
 
   /**
    * Undefined for `mode: none`. Local key files are read here, so a missing one stops the
-   * start like any other policy problem; remote key sets start loading in the background.
+   * start (or the reload) like any other policy problem; remote key sets start loading in the
+   * background, except those kept from `previous`, the stage of the policy being replaced.
    */
-  static async create(config: Config, deps: AuthStageDeps): Promise<AuthStage | undefined> {
+  static async create(config: Config, deps: AuthStageDeps, previous?: AuthStage): Promise<AuthStage | undefined> {
     if (config.auth.mode === 'none') return undefined;
     const issuers: TrustedIssuer[] = [];
+    const remoteKeySets: RemoteKeySets = new Map();
     try {
       for (const [index, issuer] of config.auth.issuers.entries()) {
-        issuers.push({ config: issuer, keys: await openKeySet(issuer, index, deps) });
+        if (issuer.jwksFile !== undefined) {
+          issuers.push({ config: issuer, keys: await openKeyFile(issuer.jwksFile, index) });
+          continue;
+        }
+        const key = remoteKeySetKey(issuer);
+        let shared = remoteKeySets.get(key);
+        if (!shared) {
+          const kept = previous?.remoteKeySets.get(key);
+          shared = kept && !kept.closed ? kept.hold() : new SharedResource(openRemoteKeySet(issuer, deps), (keys) => keys.close());
+          remoteKeySets.set(key, shared);
+        }
+        issuers.push({ config: issuer, keys: shared.value });
       }
     } catch (error) {
-      for (const issuer of issuers) issuer.keys.close();
+      for (const shared of remoteKeySets.values()) await shared.release();
       throw error;
     }
-    return new AuthStage(config.auth, config.publicUrl, new JwtVerifier(issuers), deps);
+    return new AuthStage(config.auth, config.publicUrl, issuers, remoteKeySets, deps);
   }
 
   /** Every remote key set has been fetched once. */
   get ready(): boolean {
     return this.verifier.ready;
+  }
+
+  /** Whether every key set is loaded: waits for that, or `timeoutMs`, whichever comes first. */
+  async whenLoaded(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+    });
+    const loaded = Promise.all(this.keySets.map((keys) => keys.loaded)).then(() => true);
+    try {
+      return await Promise.race([loaded, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   get issuerIds(): string[] {
@@ -84,9 +122,10 @@ export class AuthStage {
     };
   }
 
-  close(): void {
-    this.verifier.close();
+  /** Lets go of the key sets (one that another stage still holds stays open). */
+  async close(): Promise<void> {
     this.cache.clear();
+    await Promise.all([...this.remoteKeySets.values()].map((shared) => shared.release()));
   }
 
   private async authenticate(request: FastifyRequest, routePath: string, resource: ProtectedResource): Promise<void> {
@@ -149,14 +188,20 @@ export class AuthStage {
   }
 }
 
-async function openKeySet(issuer: JwtAuthConfig['issuers'][number], index: number, deps: AuthStageDeps): Promise<KeySet> {
-  if (issuer.jwksFile !== undefined) {
-    try {
-      return await loadLocalKeySet(issuer.jwksFile);
-    } catch (error) {
-      throw new ConfigError('policy', [{ path: `auth.issuers[${index}].jwksFile`, message: (error as Error).message }], { cause: error });
-    }
+async function openKeyFile(path: string, index: number): Promise<KeySet> {
+  try {
+    return await loadLocalKeySet(path);
+  } catch (error) {
+    throw new ConfigError('policy', [{ path: `auth.issuers[${index}].jwksFile`, message: (error as Error).message }], { cause: error });
   }
+}
+
+/** Two issuers (or two policies) with the same URI and fetch settings share one key set. */
+function remoteKeySetKey(issuer: IssuerConfig): string {
+  return JSON.stringify([issuer.jwksUri, issuer.jwks]);
+}
+
+function openRemoteKeySet(issuer: IssuerConfig, deps: AuthStageDeps): KeySet {
   const log = deps.logger.child({ issuer: issuer.issuer });
   return createRemoteKeySet(issuer.jwksUri!, {
     cooldownMs: issuer.jwks.cooldown,

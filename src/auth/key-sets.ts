@@ -26,6 +26,8 @@ export interface KeySet {
   readonly getKey: JWTVerifyGetKey;
   /** Keys have been loaded at least once. */
   readonly ready: boolean;
+  /** Settles when keys are first loaded (a policy reload waits for it before the swap). */
+  readonly loaded: Promise<void>;
   /** The latest fetch failed: the keys in use may be stale, so an unknown kid proves nothing. */
   readonly degraded: boolean;
   close(): void;
@@ -63,6 +65,8 @@ class RemoteKeySet implements KeySet {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryAttempt = 0;
   private closed = false;
+  private markLoaded!: () => void;
+  readonly loaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
 
   constructor(url: string, options: RemoteKeySetOptions) {
     this.options = options;
@@ -119,6 +123,7 @@ class RemoteKeySet implements KeySet {
       return new Response(this.lastGood, { status: 200 });
     }
     this.lastGood = body;
+    this.markLoaded();
     this.failing = false;
     this.retryAttempt = 0;
     clearTimeout(this.retryTimer);
@@ -159,5 +164,5 @@ export async function loadLocalKeySet(path: string): Promise<KeySet> {
   }
   if (!isKeySetShape(parsed)) throw new Error('the key set file is not a JSON Web Key Set ({"keys": [...]})');
   const getKey = createLocalJWKSet(parsed);
-  return { getKey, ready: true, degraded: false, close: () => undefined };
+  return { getKey, ready: true, loaded: Promise.resolve(), degraded: false, close: () => undefined };
 }

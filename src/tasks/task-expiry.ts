@@ -64,7 +64,9 @@ export class TaskExpirySweeper {
         if (record.kind === 'provided') {
           deps.provided.expired(record);
         } else if (!isTerminalStatus(record.status)) {
-          deps.callUpstream(record, 'tasks/cancel', { reason: 'expired' }).catch((error: unknown) => {
+          // The policy in force now, not at the start of the sweep: a reload may have replaced
+          // that one meanwhile, and its agents close once nothing runs on them.
+          this.depsNow().callUpstream(record, 'tasks/cancel', { reason: 'expired' }).catch((error: unknown) => {
             deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel an expired task upstream');
           });
         }

@@ -93,9 +93,12 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   const route = snapshot.matchRoute(request.url);
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
   request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
+  // The snapshot stays open (its agents, its key sets) until this response is over.
+  const leaveSnapshot = snapshot.inFlight.enter();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) request.tg.abort.abort();
     request.tg.releaseResultWait?.();
+    leaveSnapshot();
   });
   const timeoutMs = snapshot.config.limits.requestTimeout;
   if (timeoutMs > 0) armRequestTimeout(request, reply, timeoutMs);
