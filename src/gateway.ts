@@ -1,7 +1,8 @@
 /**
  * buildGateway(config, deps): assembles the pipeline of DESIGN.md §2 and never listens by
  * itself. What outlives a policy (store, metrics, logs, audit) is built once; everything built
- * from the policy is one PolicySnapshot that requests read at their start; the listener
+ * from the policy is one PolicySnapshot that requests read at their start, and that a reload
+ * replaces (src/reload/); the listener
  * carries the request log, the MCP routes (listener → auth → mcp → tasks → routing →
  * upstream) and the protected-resource metadata; the admin listener serves health and
  * metrics. No module-level singletons, so one process can run many gateways (tests do).
@@ -21,6 +22,8 @@ import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
 import { PolicySnapshot, type SharedParts } from './policy-snapshot.js';
 import { ProvidedTasks } from './provided/provided-tasks.js';
+import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './reload/policy-reloader.js';
+import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
@@ -32,6 +35,8 @@ export interface GatewayDeps {
   store?: Store;
   /** Where audit events go instead of the policy's destinations (tests capture them). */
   auditDestination?: DestinationStream;
+  /** SHA-256 of the policy file `config` was read from (src/reload/policy-source.ts); by default, of its JSON. */
+  policyHash?: string;
 }
 
 export interface Gateway {
@@ -42,6 +47,12 @@ export interface Gateway {
   readonly logger: Logger;
   /** The policy in force now. */
   readonly policy: PolicySnapshot;
+  /** SHA-256 of the policy in force (of its file, or of its JSON when built in code). */
+  readonly policyHash: string;
+  /** Replaces the policy in force, unless it is refused (docs/operations.md, "Policy reload"). */
+  reload(config: Config): Promise<ReloadResult>;
+  /** Reads, validates and applies a policy file; undefined when skipped (onlyIfChanged). */
+  reloadFile(path: string, options?: ReloadFileOptions): Promise<ReloadResult | undefined>;
   /** Starts both listeners; resolves with the URLs they are bound to. */
   listen(): Promise<{ url: string; adminUrl: string }>;
   /** Stops accepting, lets in-flight requests finish within the drain limit, then closes. */
@@ -56,7 +67,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   if (!policy.auth) {
     shared.logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
   }
-  const currentPolicy = () => policy;
+  const reloader = new PolicyReloader(policy, deps.policyHash ?? hashOfConfig(config), shared);
+  const currentPolicy = () => reloader.current();
 
   const app = createListener(config, shared.logger);
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
@@ -65,16 +77,25 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
 
   const sweeper = new TaskExpirySweeper(() => currentPolicy().tasks, (record) => shared.observer.forgotten(record, 'expired'));
   let draining = false;
+  // Once ready, a reload never makes the replica unready for want of a new issuer's keys
+  // (the reload waits for them a while; see PolicyReloader.awaitKeys).
+  let authReady = false;
   const admin = buildAdminServer({
     logger: shared.logger,
     registry: shared.metrics.registry,
     checks: [
       { name: 'listener', check: async () => !draining && app.server.listening },
       // admin.readiness.store: whether a store outage takes the replica out of its Service.
-      { name: 'store', check: () => shared.store.isReady(), required: config.admin.readiness.store === 'required' },
+      {
+        name: 'store',
+        check: () => shared.store.isReady(),
+        get required() {
+          return currentPolicy().config.admin.readiness.store === 'required';
+        },
+      },
       // Not ready until every remote key set has been fetched once: before that, every
       // protected request would be answered 503.
-      ...(policy.auth ? [{ name: 'auth', check: async () => currentPolicy().auth?.ready ?? true }] : []),
+      ...(policy.auth ? [{ name: 'auth', check: async () => (authReady ||= currentPolicy().auth?.ready ?? true) }] : []),
     ],
   });
 
@@ -87,6 +108,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     get policy() {
       return currentPolicy();
     },
+    get policyHash() {
+      return reloader.hash;
+    },
+    reload: (next) => reloader.reload(next),
+    reloadFile: (path, options) => reloader.reloadFile(path, options),
     async listen() {
       const url = await app.listen({ host: config.listen.host, port: config.listen.port });
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
@@ -98,10 +124,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
     async close() {
       draining = true;
+      const { drainTimeout } = currentPolicy().config.limits;
       const drain = setTimeout(() => {
-        shared.logger.warn({ drainMs: config.limits.drainTimeout }, 'drain limit reached; closing the remaining connections');
+        shared.logger.warn({ drainMs: drainTimeout }, 'drain limit reached; closing the remaining connections');
         app.server.closeAllConnections();
-      }, config.limits.drainTimeout);
+      }, drainTimeout);
       drain.unref();
       const started = Date.now();
       try {
@@ -109,10 +136,10 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       } finally {
         clearTimeout(drain);
         // Calls of gateway-run tasks get what is left of the drain time, then end failed.
-        await shared.provided.close(Math.max(0, config.limits.drainTimeout - (Date.now() - started)));
+        await shared.provided.close(Math.max(0, drainTimeout - (Date.now() - started)));
         await sweeper.stop();
         await admin.close();
-        await currentPolicy().close();
+        await reloader.close();
         await shared.store.close();
         await audit.close();
       }

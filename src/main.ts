@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 /**
  * The `taskgate` command.
- *   taskgate --config FILE        read the policy, build the gateway, listen; SIGTERM drains
+ *   taskgate --config FILE        read the policy, build the gateway, listen; SIGTERM drains;
+ *                                 SIGHUP or a change of FILE reloads the policy
  *   taskgate check-config FILE    validate a policy file without starting anything
  */
 import { parseArgs } from 'node:util';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, ConfigError } from './config/index.js';
+import { ConfigError } from './config/index.js';
 import { checkConfigCommand } from './config/check-config.js';
 import { buildGateway } from './gateway.js';
+import { readPolicyFile } from './reload/policy-source.js';
+import { startReloadTriggers } from './reload/reload-triggers.js';
 
 const USAGE = `usage:
   taskgate --config FILE        start the gateway with the policy in FILE
+                                (reloaded on SIGHUP and when FILE changes)
   taskgate check-config FILE    validate FILE and report every problem
   taskgate --help`;
 
@@ -50,9 +54,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(file: string): Promise<number> {
-  let config;
+  let policy;
   try {
-    config = await loadConfig(file);
+    policy = await readPolicyFile(file);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -60,13 +64,15 @@ async function serve(file: string): Promise<number> {
     }
     throw error;
   }
-  const gateway = await buildGateway(config);
+  const gateway = await buildGateway(policy.config, { policyHash: policy.hash });
   await gateway.listen();
+  const reloads = startReloadTriggers({ file, reloadFile: gateway.reloadFile, logger: gateway.logger });
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       gateway.logger.info({ signal }, 'stopping: draining in-flight requests');
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
+      reloads.close();
       gateway.close().then(resolve, (error: unknown) => {
         gateway.logger.error({ err: error }, 'error while closing');
         resolve();

@@ -12,7 +12,7 @@ export type {
   UpstreamConfig,
 } from './schema.js';
 export { ConfigError, formatIssue, type ConfigIssue } from './config-error.js';
-export { loadConfig, parseConfig, type ParseConfigOptions } from './load.js';
+export { loadConfig, parseConfig, readPolicyText, type ParseConfigOptions } from './load.js';
 export { validateConfig } from './validate.js';
 export { parseDuration, parseSize } from './units.js';
 export { configJsonSchema } from './json-schema.js';

@@ -69,12 +69,15 @@ export function parseConfig(text: string, opts: ParseConfigOptions = {}): Config
 }
 
 export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
-  let text: string;
+  return parseConfig(await readPolicyText(path), { env, source: path });
+}
+
+/** The policy file's text (a reload hashes it before parsing); ConfigError if it cannot be read. */
+export async function readPolicyText(path: string): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new ConfigError(path, [{ path: '', message: `cannot read the policy file (${reason})` }], { cause: err });
   }
-  return parseConfig(text, { env, source: path });
 }

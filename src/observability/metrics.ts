@@ -85,6 +85,10 @@ export interface GatewayMetrics {
   readonly providedTasksEnded: Counter<'upstream' | 'outcome'>;
   readonly providedCallDuration: Histogram<'upstream'>;
   readonly providedLeaseTakeovers: Counter;
+  readonly configReloads: Counter<'outcome'>;
+  readonly configHash: Gauge;
+  readonly configLastReloadSuccessful: Gauge;
+  readonly configDrainingPolicies: Gauge;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -240,6 +244,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     providedLeaseTakeovers: new Counter({
       name: 'taskgate_provided_lease_takeovers_total',
       help: 'Gateway-run tasks ended failed by a replica because the replica running their call stopped renewing its lease.',
+      registers,
+    }),
+    configReloads: new Counter({
+      name: 'taskgate_config_reloads_total',
+      help: 'Policy reloads by outcome: applied, unchanged (nothing to apply), invalid, restart_required, failed. Only applied changes the policy in force.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    configHash: new Gauge({
+      name: 'taskgate_config_hash',
+      help: 'The policy in force: the first 48 bits of the SHA-256 of its file, as a number (of its JSON when built in code). Replicas on the same policy show the same value.',
+      registers,
+    }),
+    configLastReloadSuccessful: new Gauge({
+      name: 'taskgate_config_last_reload_successful',
+      help: '0 while the latest policy reload was refused (the previous policy still serves), 1 otherwise.',
+      registers,
+    }),
+    configDrainingPolicies: new Gauge({
+      name: 'taskgate_config_draining_policies',
+      help: 'Policies replaced by a reload that are still open because requests that started under them have not finished.',
       registers,
     }),
   };
