@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configJsonSchema } from '../src/config/json-schema.js';
 import { renderPolicyDoc } from '../src/config/policy-doc.js';
+import { isRestartOnly } from '../src/reload/policy-diff.js';
 import { renderErrorsDoc } from './render-errors-doc.js';
 import { renderDashboard, renderMetricsDoc } from './render-observability.js';
 
@@ -25,7 +26,7 @@ export function generatedFiles(): GeneratedFile[] {
   const schema = configJsonSchema();
   return [
     { path: 'config/taskgate.schema.json', content: `${JSON.stringify(schema, null, 2)}\n` },
-    { path: 'docs/policy.md', content: renderPolicyDoc(schema) },
+    { path: 'docs/policy.md', content: renderPolicyDoc(schema, isRestartOnly) },
     { path: 'docs/errors.md', content: renderErrorsDoc() },
     { path: 'docs/metrics.md', content: renderMetricsDoc() },
     { path: 'helm/taskgate/files/grafana-dashboard.json', content: renderDashboard() },
