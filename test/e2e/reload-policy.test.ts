@@ -172,7 +172,7 @@ describe('policy reload', () => {
     assert.equal(await metricSample(stack.gw.adminUrl, 'taskgate_config_last_reload_successful'), 1);
   });
 
-  it('names a changed secret by its path only, never its value', async () => {
+  it('applies new upstream credentials, and names the changed secret by its path only, never its value', async () => {
     const file = join(dir, 'secret.yaml');
     const credentials = '    credentials: { type: bearer, token: "${RELOAD_TEST_TOKEN}" }\n';
     try {
@@ -183,6 +183,9 @@ describe('policy reload', () => {
       const result = await stack.gw.gateway.reloadFile(file);
       assert.equal(result?.outcome, 'applied');
       assert.deepEqual(result?.changed, ['upstreams.tools.credentials.token']);
+      assert.equal(await initializeStatus(stack, '/mcp'), 200);
+      const sent = stack.servers[0]!.stats.requests.at(-1)!.headers.authorization;
+      assert.equal(sent, 'Bearer second-secret-token-value', 'the backend gets the new credentials');
       for (const line of log.lines) assert.doesNotMatch(line, /secret-token-value/);
     } finally {
       delete process.env.RELOAD_TEST_TOKEN;

@@ -94,7 +94,7 @@ export const issuerSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Path of a local JSON Web Key Set file, read once at start. Exactly one of jwksUri and jwksFile.'),
+      .describe('Path of a local JSON Web Key Set file, read at start and again on every policy reload. Exactly one of jwksUri and jwksFile.'),
     audiences: z
       .array(z.string().min(1))
       .min(1)
