@@ -163,7 +163,13 @@ export class PolicySnapshot {
    */
   static async build(config: Config, shared: SharedParts, previous?: PolicySnapshot): Promise<PolicySnapshot> {
     const auth = await AuthStage.create(config, { logger: shared.logger, metrics: shared.metrics }, previous?.auth);
-    return new PolicySnapshot(config, auth, shared, previous);
+    try {
+      return new PolicySnapshot(config, auth, shared, previous);
+    } catch (error) {
+      // Let go of the key sets it holds, some of them the policy in force's.
+      await auth?.close();
+      throw error;
+    }
   }
 
   /** The route serving a request URL (its path, before any query), if any. */
