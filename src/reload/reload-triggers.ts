@@ -12,14 +12,9 @@ export interface ReloadTriggerOptions {
   readonly file: string;
   readonly reloadFile: (path: string, options: ReloadFileOptions) => Promise<unknown>;
   readonly logger: Logger;
-  /** Watch the file (default true); SIGHUP works either way. */
-  readonly watch?: boolean;
-  readonly debounceMs?: number;
 }
 
 export interface ReloadTriggers {
-  /** Resolves once no reload is running or waiting. */
-  idle(): Promise<void>;
   close(): void;
 }
 
@@ -55,17 +50,13 @@ export function startReloadTriggers(options: ReloadTriggerOptions): ReloadTrigge
     run(true);
   };
   process.on('SIGHUP', onHangup);
-  const watcher: PolicyFileWatch | undefined =
-    options.watch === false ? undefined : watchPolicyFile(file, () => run(false), { logger, debounceMs: options.debounceMs });
+  const watcher: PolicyFileWatch = watchPolicyFile(file, () => run(false), { logger });
 
   return {
-    async idle() {
-      while (running) await running;
-    },
     close() {
       closed = true;
       process.off('SIGHUP', onHangup);
-      watcher?.close();
+      watcher.close();
     },
   };
 }

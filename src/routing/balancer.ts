@@ -97,11 +97,6 @@ export class InstancePool {
     return this.instances[0];
   }
 
-  /** Instances removed by a reload that are still findable. */
-  drainingInstances(now = Date.now()): Instance[] {
-    return [...this.draining.values()].filter(({ until }) => until > now).map(({ instance }) => instance);
-  }
-
   markRefused(instance: Instance, now = Date.now()): void {
     instance.coolingUntil = now + this.cooldownMs;
   }
