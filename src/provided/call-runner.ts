@@ -20,6 +20,12 @@ export interface CallTarget {
   readonly path: string;
   /** Complete request headers (protocol, session, credentials): what the backend gets. */
   readonly headers: Record<string, string>;
+  /**
+   * Keeps the policy snapshot the dispatcher belongs to open (src/reload/in-flight.ts) until
+   * the function it returns is called: a call outlives its request, and a reload meanwhile
+   * must not close the agent under it.
+   */
+  readonly hold: () => () => void;
 }
 
 export interface CallLimits {

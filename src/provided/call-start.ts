@@ -63,7 +63,9 @@ export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: 
   buildUpstreamRequestHeaders(request, headers);
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') flat[name] = value;
-  return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat };
+  // The snapshot's count, not the request: a call must not keep its request alive.
+  const inFlight = request.tg.snapshot.inFlight;
+  return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat, hold: () => inFlight.enter() };
 }
 
 /**

@@ -205,6 +205,8 @@ export class ProvidedTasks {
 
   /** 2026: the backend wants its requestState back and asked the client nothing: retried at once. */
   private retryAlone(settings: DriverSettings, callLimits: { maxResponseBytes: number; maxSseEventBytes: number }, record: TaskRecord, previous: CallRunner, requestState: string): void {
+    // Taken before the previous call's driver lets go: its policy (and agent) stays open until the next call holds it.
+    const leavePolicy = previous.callTarget.hold();
     void (async () => {
       const view = await this.ctx.store.readProvidedTask(record.handle);
       if (!view || isTerminalStatus(view.record.status)) return;
@@ -214,7 +216,9 @@ export class ProvidedTasks {
       const plan = { call: view.state.call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
       const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: moved.after.record };
       new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(moved.after.record);
-    })().catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not retry a provided task\'s call'));
+    })()
+      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not retry a provided task\'s call'))
+      .finally(leavePolicy);
   }
 
   private async failUnstarted(deps: TaskDeps, record: TaskRecord, message: string): Promise<void> {

@@ -59,12 +59,17 @@ export class TaskDriver implements HeldCall {
     private readonly settings: DriverSettings,
   ) {
     this.runner = start({ onProgress: (text) => this.noteProgress(text), onServerRequest: (request) => this.relayServerRequest(request) });
+    // The policy the call started under stays open (its agent) until the call and its writes are done.
+    const leavePolicy = this.runner.callTarget.hold();
     ctx.inFlight++;
     ctx.metrics.providedCallsRunning.inc();
     this.attachment = new Promise((resolve) => (this.decided = resolve));
-    this.done = this.runner.outcome.then((outcome) => this.finish(outcome)).catch((error: unknown) => {
-      ctx.logger.error({ err: error, upstream: settings.upstream }, 'a provided task\'s call could not be settled');
-    });
+    this.done = this.runner.outcome
+      .then((outcome) => this.finish(outcome))
+      .catch((error: unknown) => {
+        ctx.logger.error({ err: error, upstream: settings.upstream }, 'a provided task\'s call could not be settled');
+      })
+      .finally(leavePolicy);
   }
 
   /** The call now belongs to `record`: its reports and outcome are written to the task. */
