@@ -1,7 +1,7 @@
 /**
  * What is still running on one policy snapshot: every client request from its start to the
  * end of its response, and every call the gateway makes on its own (cancelling an expired
- * task). A snapshot replaced by a reload is closed (its agents and key sets let go) only once
+ * task, the backend call of a task it runs itself). A snapshot replaced by a reload is closed (its agents and key sets let go) only once
  * this count is back to zero, so whatever started under a policy finishes under it, however
  * long it streams. A count, rather than a grace period: a period short enough to free an old
  * policy's connections soon would cut the long SSE streams that MCP clients hold open, and
