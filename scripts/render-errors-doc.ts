@@ -3,7 +3,7 @@
  * from what the gateway answers. Written by scripts/gen-config-schema.ts with the other
  * generated references.
  */
-import { ERROR_CIRCUMSTANCES, TASKGATE_RPC_CODES, describeError, type ErrorCode } from '../src/errors.js';
+import { ERROR_CIRCUMSTANCES, TASKGATE_RPC_CODES, describeError, httpStatusIn, type ErrorCode } from '../src/errors.js';
 
 const INTRO = `# Errors
 
@@ -27,14 +27,37 @@ JSON-RPC bodies) are relayed untouched and are not listed here.
 - **Messages are stable**; a detail may follow after \`: \`. Library errors never reach the
   body; they are in the log with the request id (\`x-request-id\` on every answer).
 
-| code | HTTP | JSON-RPC | message | when |
-|---|---|---|---|---|
+## HTTP status by protocol era
+
+The two MCP eras put JSON-RPC errors on HTTP differently, and the gateway answers each request
+the way a server of its own era would:
+
+- **2026-07-28** requests (a \`_meta\` protocol version of 2026-07-28, or that
+  \`MCP-Protocol-Version\` header) get the statuses of the 2026-07-28 transport: 404 for
+  \`-32601\`, 400 for header, capability and params errors, 200 for an unknown task.
+- **2025** requests (everything else: 2025-11-25 and earlier, sessions, \`initialize\`) get what
+  a 2025 server (the SDK 1.x) answers: every JSON-RPC-level error (layer \`rpc\` below) in
+  **HTTP 200** with the error in the body, because a 2025 client reads a 404 as "session gone"
+  and never looks at the JSON-RPC error in it. Transport-level refusals (layer \`http\`: parse
+  errors, 406, 413, 415, 401, 403, Host and Origin, 5xx) keep their status in both eras, as
+  2025 servers keep theirs.
+- **Throttling is HTTP 429 in both eras** (\`-31001\`, \`-31002\`, \`-31003\`, \`-31006\`),
+  deliberately: a rate limit is the HTTP layer's own answer (RFC 6585), \`Retry-After\` has a
+  meaning only with 429 and 503, so HTTP clients, retry middleware and proxies in between can
+  back off on it; and to a 2025 client a 429 is a failed request, not a lost session (only a
+  404 is), so its session survives. The SDK 1.x client reports it as a transport error whose
+  message holds the JSON-RPC body. In the default poll mode (\`cached\`) an early poll is no
+  error at all; only \`reject\` mode, abusive polling and the per-principal and per-replica
+  limits answer 429.
+
+| code | layer | HTTP (2026-07-28) | HTTP (2025) | JSON-RPC | message | when |
+|---|---|---|---|---|---|---|
 `;
 
 export function renderErrorsDoc(): string {
   const rows = (Object.keys(ERROR_CIRCUMSTANCES) as ErrorCode[]).map((code) => {
     const d = describeError(code);
-    return `| \`${code}\` | ${d.httpStatus} | ${d.rpcCode} | ${d.message} | ${ERROR_CIRCUMSTANCES[code]} |`;
+    return `| \`${code}\` | ${d.layer} | ${httpStatusIn(d, 'modern')} | ${httpStatusIn(d, 'legacy')} | ${d.rpcCode} | ${d.message} | ${ERROR_CIRCUMSTANCES[code]} |`;
   });
   return `${INTRO}${rows.join('\n')}\n`;
 }

@@ -8,7 +8,15 @@
  *
  * Codes the gateway invents sit outside -32768..-32000, as the 2026-07-28 base revision asks
  * of new application codes.
+ *
+ * The HTTP status depends on the era of the request (statusIn): a 2026-07-28 server answers
+ * some JSON-RPC errors with a 4xx (404 for -32601, 400 for -32602 and -32021), while a
+ * 2025 server (SDK 1.x) answers every JSON-RPC-level error in HTTP 200 and keeps 4xx/5xx for
+ * the transport (parse errors, media types, size, authentication). A 2025 client reads a 404
+ * as a lost session and never sees the JSON-RPC error, so each error says which layer it
+ * belongs to, and 2025 requests get the 2025 answer.
  */
+import type { Era } from './request-context.js';
 
 /** Codes this gateway allocates for itself (outside the JSON-RPC / MCP reserved range). */
 export const TASKGATE_RPC_CODES = {
@@ -57,8 +65,16 @@ export type ErrorCode =
   | 'TG_ERR_STORE_UNAVAILABLE'
   | 'TG_ERR_INTERNAL';
 
+/**
+ * `http`: a transport-level refusal, the same status in both eras. `rpc`: a JSON-RPC-level
+ * error, answered with `httpStatus` on 2026-07-28 requests and with HTTP 200 on 2025 ones.
+ */
+export type ErrorLayer = 'http' | 'rpc';
+
 export interface ErrorDescription {
+  /** The status on a 2026-07-28 request (and, for the `http` layer, on every request). */
   httpStatus: number;
+  layer: ErrorLayer;
   rpcCode: number;
   /** The message sent to the client. Stable: clients and tests may match on it. */
   message: string;
@@ -111,84 +127,92 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
 export function describeError(code: ErrorCode): ErrorDescription {
   switch (code) {
     case 'TG_ERR_PARSE':
-      return { httpStatus: 400, rpcCode: -32700, message: 'Parse error: the body is not valid JSON' };
+      return { layer: 'http', httpStatus: 400, rpcCode: -32700, message: 'Parse error: the body is not valid JSON' };
     case 'TG_ERR_INVALID_REQUEST':
-      return { httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: the body is not a JSON-RPC 2.0 message' };
+      return { layer: 'http', httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: the body is not a JSON-RPC 2.0 message' };
     case 'TG_ERR_BATCH_NOT_ALLOWED':
-      return { httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: JSON-RPC batches are not allowed in this protocol revision' };
+      return { layer: 'http', httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: JSON-RPC batches are not allowed in this protocol revision' };
     case 'TG_ERR_BODY_TOO_LARGE':
-      return { httpStatus: 413, rpcCode: -32600, message: 'Invalid Request: the body exceeds the size limit' };
+      return { layer: 'http', httpStatus: 413, rpcCode: -32600, message: 'Invalid Request: the body exceeds the size limit' };
     case 'TG_ERR_UNSUPPORTED_MEDIA_TYPE':
-      return { httpStatus: 415, rpcCode: -32600, message: 'Invalid Request: Content-Type must be application/json' };
+      return { layer: 'http', httpStatus: 415, rpcCode: -32600, message: 'Invalid Request: Content-Type must be application/json' };
     case 'TG_ERR_NOT_ACCEPTABLE':
-      return { httpStatus: 406, rpcCode: -32600, message: 'Not Acceptable: Accept must list application/json and text/event-stream' };
+      return { layer: 'http', httpStatus: 406, rpcCode: -32600, message: 'Not Acceptable: Accept must list application/json and text/event-stream' };
     case 'TG_ERR_HEADER_MISMATCH':
-      return { httpStatus: 400, rpcCode: -32020, message: 'Header mismatch' };
+      return { layer: 'http', httpStatus: 400, rpcCode: -32020, message: 'Header mismatch' };
     case 'TG_ERR_MISSING_CAPABILITY':
-      return { httpStatus: 400, rpcCode: -32021, message: 'Missing required client capability' };
+      return { layer: 'rpc', httpStatus: 400, rpcCode: -32021, message: 'Missing required client capability' };
     case 'TG_ERR_METHOD_NOT_FOUND':
-      return { httpStatus: 404, rpcCode: -32601, message: 'Method not found' };
+      return { layer: 'rpc', httpStatus: 404, rpcCode: -32601, message: 'Method not found' };
     case 'TG_ERR_INVALID_PARAMS':
-      return { httpStatus: 400, rpcCode: -32602, message: 'Invalid params' };
+      return { layer: 'rpc', httpStatus: 400, rpcCode: -32602, message: 'Invalid params' };
     case 'TG_ERR_TASK_NOT_FOUND':
       // One answer for unknown, expired and foreign tasks (DESIGN.md §3): nothing in it may
       // tell them apart, so the message names none of those reasons.
-      return { httpStatus: 200, rpcCode: -32602, message: 'Failed to retrieve task: Task not found' };
+      return { layer: 'rpc', httpStatus: 200, rpcCode: -32602, message: 'Failed to retrieve task: Task not found' };
     case 'TG_ERR_TASK_TERMINAL':
-      return { httpStatus: 200, rpcCode: -32602, message: 'Cannot cancel task: already in a terminal status' };
+      return { layer: 'rpc', httpStatus: 200, rpcCode: -32602, message: 'Cannot cancel task: already in a terminal status' };
     case 'TG_ERR_TASK_CANCELLED':
       // What the MCP SDK's own task store answers for the result of a cancelled task.
-      return { httpStatus: 200, rpcCode: -32603, message: 'Task was cancelled: it has no result' };
+      return { layer: 'rpc', httpStatus: 200, rpcCode: -32603, message: 'Task was cancelled: it has no result' };
     case 'TG_ERR_INVALID_CURSOR':
-      return { httpStatus: 200, rpcCode: -32602, message: 'Invalid params: unknown cursor' };
+      return { layer: 'rpc', httpStatus: 200, rpcCode: -32602, message: 'Invalid params: unknown cursor' };
     case 'TG_ERR_HOST_NOT_ALLOWED':
-      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Host header not allowed' };
+      return { layer: 'http', httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Host header not allowed' };
     case 'TG_ERR_ORIGIN_NOT_ALLOWED':
-      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Origin not allowed' };
+      return { layer: 'http', httpStatus: 403, rpcCode: -32600, message: 'Forbidden: Origin not allowed' };
     case 'TG_ERR_NO_ROUTE':
-      return { httpStatus: 404, rpcCode: -32600, message: 'Not Found: no route for this path' };
+      return { layer: 'http', httpStatus: 404, rpcCode: -32600, message: 'Not Found: no route for this path' };
     case 'TG_ERR_METHOD_NOT_ALLOWED':
-      return { httpStatus: 405, rpcCode: -32600, message: 'Method Not Allowed' };
+      return { layer: 'http', httpStatus: 405, rpcCode: -32600, message: 'Method Not Allowed' };
     case 'TG_ERR_SESSION_NOT_FOUND':
-      return { httpStatus: 404, rpcCode: -32600, message: 'Session not found' };
+      return { layer: 'http', httpStatus: 404, rpcCode: -32600, message: 'Session not found' };
     case 'TG_ERR_UNAUTHORIZED':
-      return { httpStatus: 401, rpcCode: -32600, message: 'Unauthorized' };
+      return { layer: 'http', httpStatus: 401, rpcCode: -32600, message: 'Unauthorized' };
     case 'TG_ERR_INSUFFICIENT_SCOPE':
-      return { httpStatus: 403, rpcCode: -32600, message: 'Forbidden: insufficient scope' };
+      return { layer: 'http', httpStatus: 403, rpcCode: -32600, message: 'Forbidden: insufficient scope' };
     case 'TG_ERR_AUTH_UNAVAILABLE':
       // Key sets are fetched again in the background, with backoff.
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: token verification keys are not available', retryAfterSeconds: 5 };
+      return { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: token verification keys are not available', retryAfterSeconds: 5 };
     case 'TG_ERR_POLL_TOO_EARLY':
-      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.pollTooEarly, message: 'Too Many Requests: polled sooner than the task poll interval' };
+      // Throttling stays HTTP 429 in both eras: Retry-After means something only with 429
+      // and 503 (RFC 9110 §10.2.3), and to a 2025 client a 429 is no lost session (only a
+      // 404 is). docs/errors.md says so for operators.
+      return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.pollTooEarly, message: 'Too Many Requests: polled sooner than the task poll interval' };
     case 'TG_ERR_TOO_MANY_TASKS':
-      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached' };
+      return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached' };
     case 'TG_ERR_RATE_LIMITED':
-      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
+      return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
     case 'TG_ERR_GATEWAY_BUSY':
-      return { httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.gatewayBusy, message: 'Too Many Requests: this replica runs as many tasks as it may', retryAfterSeconds: 5 };
+      return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.gatewayBusy, message: 'Too Many Requests: this replica runs as many tasks as it may', retryAfterSeconds: 5 };
     case 'TG_ERR_TOKEN_EXCHANGE_REFUSED':
-      return { httpStatus: 403, rpcCode: TASKGATE_RPC_CODES.exchangeRefused, message: 'Forbidden: the authorization server refused a token for the upstream' };
+      return { layer: 'http', httpStatus: 403, rpcCode: TASKGATE_RPC_CODES.exchangeRefused, message: 'Forbidden: the authorization server refused a token for the upstream' };
     case 'TG_ERR_TOKEN_EXCHANGE_UNAVAILABLE':
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: no token for the upstream could be obtained', retryAfterSeconds: 5 };
+      return { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: no token for the upstream could be obtained', retryAfterSeconds: 5 };
     case 'TG_ERR_UPSTREAM_AUTH_REFUSED':
-      return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream refused the gateway\'s credentials' };
+      return { layer: 'http', httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream refused the gateway\'s credentials' };
     case 'TG_ERR_UPSTREAM_UNAVAILABLE':
       // A refusing instance cools down for upstreams.*.cooldown (10 s by default).
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable', retryAfterSeconds: 5 };
+      return { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Service Unavailable: no upstream instance is reachable', retryAfterSeconds: 5 };
     case 'TG_ERR_UPSTREAM_TIMEOUT':
-      return { httpStatus: 504, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Gateway Timeout: the upstream did not answer in time' };
+      return { layer: 'http', httpStatus: 504, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Gateway Timeout: the upstream did not answer in time' };
     case 'TG_ERR_BAD_GATEWAY':
-      return { httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used' };
+      return { layer: 'http', httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used' };
     case 'TG_ERR_STORE_UNAVAILABLE':
       // The store client reconnects in the background, within a second of Redis returning.
-      return { httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable', retryAfterSeconds: 2 };
+      return { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable', retryAfterSeconds: 2 };
     case 'TG_ERR_INTERNAL':
-      return { httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
+      return { layer: 'http', httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
     default: {
       const unreachable: never = code;
       throw new Error(`undescribed error code ${String(unreachable)}`);
     }
   }
+}
+
+/** 2025 servers answer JSON-RPC-level errors in HTTP 200; transport-level ones keep their status. */
+export function httpStatusIn(description: ErrorDescription, era: Era): number {
+  return era === 'legacy' && description.layer === 'rpc' ? 200 : description.httpStatus;
 }
 
 export type JsonRpcId = string | number | null;
@@ -224,8 +248,9 @@ export class GatewayError extends Error {
     this.headers = retryAfter === undefined ? (options.headers ?? {}) : { 'retry-after': String(retryAfter), ...options.headers };
   }
 
-  get httpStatus(): number {
-    return describeError(this.code).httpStatus;
+  /** The HTTP status for a request of `era` (see ErrorLayer). */
+  statusIn(era: Era): number {
+    return httpStatusIn(describeError(this.code), era);
   }
 
   get rpcCode(): number {

@@ -5,6 +5,8 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
+import { isModernVersion } from '../mcp/era.js';
+import type { Era } from '../request-context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +38,17 @@ export function requestRpcId(request: FastifyRequest): JsonRpcId {
   return message?.kind === 'request' ? message.id : null;
 }
 
+/**
+ * The era an answer is written for: the mcp stage's verdict once the body is parsed; before
+ * that (or on a GET or DELETE) the MCP-Protocol-Version header's. Every error the gateway
+ * can raise before the mcp stage is transport-level, the same in both eras (errors.ts).
+ */
+export function eraOfRequest(request: FastifyRequest): Era {
+  const decided = request.tg?.mcp?.era;
+  if (decided) return decided;
+  return isModernVersion(request.headers['mcp-protocol-version']) ? 'modern' : 'legacy';
+}
+
 export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   request.rejection = error.code;
   if (error.code === 'TG_ERR_INTERNAL') {
@@ -49,6 +62,6 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     reply.raw.destroy();
     return reply;
   }
-  reply.code(error.httpStatus).headers(error.headers).type('application/json');
+  reply.code(error.statusIn(eraOfRequest(request))).headers(error.headers).type('application/json');
   return reply.send(renderErrorBody(error, requestRpcId(request)));
 }

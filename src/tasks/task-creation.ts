@@ -129,7 +129,7 @@ function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskReco
  * status follows the error; inside an event stream the status has already been sent.
  */
 function errorAnswer(request: FastifyRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
-  request.tg.replyStatus = error.httpStatus;
+  request.tg.replyStatus = error.statusIn(request.tg.mcp!.era);
   request.tg.replyHeaders = error.headers;
   const body = renderErrorBody(error, response.id);
   return { kind: 'response', id: response.id, error: body.error, raw: { jsonrpc: '2.0' } };

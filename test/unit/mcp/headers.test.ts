@@ -114,7 +114,7 @@ describe('validateModernHeaders', () => {
     })();
     assert.ok(error instanceof GatewayError);
     assert.equal(error.message, "Header mismatch: Mcp-Name header value 'foo' does not match body value 'bar'");
-    assert.equal(error.httpStatus, 400);
+    assert.equal(error.statusIn('modern'), 400);
     assert.equal(error.rpcCode, -32020);
   });
 

@@ -305,6 +305,6 @@ export async function untilMasterIs(sentinelPort: number, name: string, port: nu
 export function isStoreUnavailable(error: unknown): boolean {
   assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
   assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
-  assert.equal(error.httpStatus, describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
+  assert.equal(error.statusIn('legacy'), describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
   return true;
 }
