@@ -100,8 +100,8 @@ export class MemoryStore implements Store {
     return this.tasks.findHandle(upstream, instance, upstreamTaskId);
   }
 
-  async listTasks(owner: string, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
-    return this.tasks.list(owner, after, limit, Date.now());
+  async listTasks(scope: TaskScope, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
+    return this.tasks.list(scope, after, limit, Date.now());
   }
 
   async takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]> {

@@ -173,13 +173,13 @@ export class MemoryTaskTable {
     return this.byUpstreamId.get(upstreamKey(upstream, instance, upstreamTaskId));
   }
 
-  list(owner: string, after: TaskListPosition | undefined, limit: number, now: number): TaskRecord[] {
-    const owned = this.byOwner.get(owner);
+  list(scope: TaskScope, after: TaskListPosition | undefined, limit: number, now: number): TaskRecord[] {
+    const owned = this.byOwner.get(scope.owner);
     if (!owned) return [];
     const live: TaskRecord[] = [];
     for (const handle of owned) {
       const record = this.get(handle, now);
-      if (record) live.push(record);
+      if (record && isInScope(record, scope)) live.push(record);
     }
     live.sort(newestFirst);
     const start = after ? live.findIndex((r) => newestFirst(r, after) > 0) : 0;

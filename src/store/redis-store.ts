@@ -14,7 +14,7 @@ import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
 import type { PollDecision } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
-import { changesNothing, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
+import { changesNothing, isInScope, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, ownKeys, pxTtl, taskKeyTtl } from './redis-keys.js';
 import { RedisLimitStore } from './redis-limit-store.js';
@@ -185,10 +185,10 @@ export class RedisStore implements Store {
     return handle ?? undefined;
   }
 
-  async listTasks(owner: string, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
+  async listTasks(scope: TaskScope, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
     return this.run(async () => {
       const now = Date.now();
-      const key = this.keys.owner(owner).tasks;
+      const key = this.keys.owner(scope.owner).tasks;
       const page: TaskRecord[] = [];
       const dangling: string[] = [];
       let from = after ? `(${listMember(after)}` : '-';
@@ -198,7 +198,7 @@ export class RedisStore implements Store {
         members.forEach((member, i) => {
           const record = decodeTask(records[i]!);
           if (!record) dangling.push(member);
-          else if (record.owner === owner && record.expiresAt > now && page.length < limit) page.push(record);
+          else if (isInScope(record, scope) && record.expiresAt > now && page.length < limit) page.push(record);
         });
         if (members.length < limit) break;
         from = `(${members.at(-1)!}`;

@@ -61,8 +61,11 @@ export interface Store extends ProvidedStore {
   deleteTask(handle: string): Promise<void>;
   /** The handle of a backend task, for rewriting ids in backend→client messages. */
   findTaskHandle(upstream: string, instance: string, upstreamTaskId: string): Promise<string | undefined>;
-  /** An owner's unexpired tasks, newest first, starting after `after`; the owner filter is part of the query. */
-  listTasks(owner: string, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]>;
+  /**
+   * The unexpired tasks in `scope` (an owner's, of one era and upstream), newest first, starting
+   * after `after`; the scope filter is part of the query, so a page is full whenever more exist.
+   */
+  listTasks(scope: TaskScope, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]>;
   /** Removes and returns up to `limit` tasks whose lifetime has ended. */
   takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]>;
 

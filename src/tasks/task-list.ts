@@ -1,18 +1,21 @@
 /**
- * The 2025-11-25 tasks/list, answered by the gateway from its own records: the owner filter is
- * part of the store query, and the cursor is the gateway's own. A cursor only says where the
+ * The 2025-11-25 tasks/list, answered by the gateway from its own records: the scope filter
+ * (owner, and the era and upstream a handle can reach) is part of the store query, and the
+ * cursor is the gateway's own. A 2026 task has no place in a 2025 list: its object has other
+ * fields (ttlMs, not ttl) and its handle cannot be used on a 2025 request anyway. A cursor only says where the
  * previous page ended; tampering with it cannot reach anyone else's tasks, because the owner
  * comes from the verified principal, never from the cursor.
  */
 import { GatewayError } from '../errors.js';
 import type { TaskListPosition } from '../store/store.js';
+import type { TaskScope } from '../task-model/task-record.js';
 import type { TaskDeps } from './task-context.js';
 import { taskFromRecord } from './task-shapes.js';
 
-export async function listOwnTasks(deps: TaskDeps, owner: string, cursor: unknown): Promise<Record<string, unknown>> {
+export async function listOwnTasks(deps: TaskDeps, scope: TaskScope, cursor: unknown): Promise<Record<string, unknown>> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   const pageSize = deps.policy.listPageSize;
-  const records = await deps.store.listTasks(owner, after, pageSize + 1);
+  const records = await deps.store.listTasks(scope, after, pageSize + 1);
   const page = records.slice(0, pageSize);
   const result: Record<string, unknown> = { tasks: page.map(taskFromRecord) };
   const last = page.at(-1);

@@ -46,7 +46,8 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
 
 /** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
 async function answerTaskList(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
-  const result = await listOwnTasks(deps, ownerOf(request), paramsOf(message).cursor);
+  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.tg.route.pool.upstream };
+  const result = await listOwnTasks(deps, scope, paramsOf(message).cursor);
   // Audited (event "list") and counted like every task operation, once it succeeded.
   request.tg.taskOutcome = 'allowed';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
@@ -118,13 +119,20 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
       data: { retryAfterMs: Math.ceil(decision.retryAfterMs), pollIntervalMs: record.pollIntervalMs },
     });
   }
-  request.tg.taskOutcome = 'allowed';
-  request.tg.task = record;
   if (decision.snapshot === undefined) {
-    const result = snapshotFromRecord(record);
-    request.tg.statusSeen = result.status as TaskRecord['status'];
+    const result = answerFromRecord(record);
+    if (!result) {
+      // Nothing the record alone can say validly: this early poll is forwarded after all.
+      request.tg.pollOutcome = 'forwarded';
+      return undefined;
+    }
+    request.tg.taskOutcome = 'allowed';
+    request.tg.task = record;
+    request.tg.statusSeen = record.status;
     return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
   }
+  request.tg.taskOutcome = 'allowed';
+  request.tg.task = record;
   // The snapshot is this task's own last answer, already rewritten for its owner and stored
   // as the JSON text it was sent as: it goes out as that text, read only for the status seen.
   const status = (JSON.parse(decision.snapshot) as { status?: unknown }).status;
@@ -132,10 +140,16 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${decision.snapshot}}` };
 }
 
-/** What an early poll gets before any tasks/get has been forwarded: the creation state. */
-function snapshotFromRecord(record: TaskRecord): Record<string, unknown> {
+/**
+ * What an early poll gets when no answer of the backend is held yet (one is still in flight,
+ * or was never recorded): the task as the record knows it. A 2026 DetailedTask that is
+ * completed, failed or input_required must carry its result, error or inputRequests, which
+ * the record does not hold; such a poll gets undefined and is forwarded instead.
+ */
+function answerFromRecord(record: TaskRecord): Record<string, unknown> | undefined {
   const task = taskFromRecord(record);
-  return record.era === 'modern' ? { ...task, resultType: 'complete' } : task;
+  if (record.era === 'legacy') return task;
+  return record.status === 'working' || record.status === 'cancelled' ? { ...task, resultType: 'complete' } : undefined;
 }
 
 /**

@@ -9,7 +9,7 @@ import { LAPSED_LEASE_CLAIM_MS } from '../../../src/store/provided-store.js';
 import type { Store } from '../../../src/store/store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { pollAsOwner, pollPatch, taskRecord, type StoreFactory } from './store-contract.js';
+import { pollAsOwner, pollPatch, scopeOf, taskRecord, type StoreFactory } from './store-contract.js';
 
 export function providedRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
   return taskRecord({ kind: 'provided', upstreamTaskId: `call-${Math.random().toString(36).slice(2)}`, ...overrides });
@@ -125,7 +125,7 @@ export function defineProvidedContract(name: string, factory: StoreFactory): voi
       assert.equal(await store!.createProvidedTask(second, providedState(), 1), 'owner-limit');
       assert.equal(await store!.writeProvidedTask(first.handle, 1, { status: 'failed', statusMessage: 'the backend went away' }, providedState()), true);
       assert.equal(await store!.createProvidedTask(second, providedState(), 1), 'created');
-      assert.deepEqual((await store!.listTasks(first.owner, undefined, 10)).map((r) => [r.handle, r.status]), [[second.handle, 'working'], [first.handle, 'failed']]);
+      assert.deepEqual((await store!.listTasks(scopeOf(first), undefined, 10)).map((r) => [r.handle, r.status]), [[second.handle, 'working'], [first.handle, 'failed']]);
     });
 
     it('forgets state and lease with the task, deleted or expired', async () => {

@@ -14,7 +14,7 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { decidePoll, type PollRules, type PollState } from '../../../src/task-model/poll-rule.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, pollAsOwner, pollPatch, taskRecord } from './store-contract.js';
+import { defineStoreContract, OWNER_A, pollAsOwner, pollPatch, scopeOf, taskRecord } from './store-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
@@ -152,7 +152,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
       const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).createTask(taskRecord({ owner: 'racer' }), 5)));
       assert.equal(outcomes.filter((o) => o === 'created').length, 5);
-      const created = await b.listTasks('racer', undefined, 100);
+      const created = await b.listTasks({ ...OWNER_A, owner: 'racer' }, undefined, 100);
       assert.equal(created.length, 5, 'every created task is listed on the other replica');
 
       const task = created[0]!;
@@ -169,7 +169,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       await store.createTask(kept, 10);
       await store.createTask(lost, 10);
       await raw.del(store.keys.task(lost.handle).record);
-      assert.deepEqual((await store.listTasks(kept.owner, undefined, 10)).map((r) => r.handle), [kept.handle]);
+      assert.deepEqual((await store.listTasks(scopeOf(kept), undefined, 10)).map((r) => r.handle), [kept.handle]);
       assert.equal(await raw.zcard(store.keys.owner(kept.owner).tasks), 1);
     });
 

@@ -40,6 +40,9 @@ export function taskRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
   };
 }
 
+/** The scope of taskRecord()'s defaults. */
+export const OWNER_A: TaskScope = { owner: 'owner-a', era: 'legacy', upstream: 'tools' };
+
 /** The scope that reaches `record`: its owner, era and upstream. */
 export function scopeOf(record: TaskRecord): TaskScope {
   return { owner: record.owner, era: record.era, upstream: record.upstream };
@@ -130,12 +133,29 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       const mine = [0, 1, 2, 3, 4].map((i) => taskRecord({ createdAt: base + i }));
       for (const r of mine) await store!.createTask(r, 100);
       await store!.createTask(taskRecord({ owner: 'owner-b', createdAt: base + 10 }), 100);
-      const first = await store!.listTasks('owner-a', undefined, 2);
+      const first = await store!.listTasks(OWNER_A, undefined, 2);
       assert.deepEqual(first.map((r) => r.handle), [mine[4]!.handle, mine[3]!.handle]);
       const last = first.at(-1)!;
-      const second = await store!.listTasks('owner-a', { createdAt: last.createdAt, handle: last.handle }, 10);
+      const second = await store!.listTasks(OWNER_A, { createdAt: last.createdAt, handle: last.handle }, 10);
       assert.deepEqual(second.map((r) => r.handle), [mine[2]!.handle, mine[1]!.handle, mine[0]!.handle]);
-      assert.deepEqual(await store!.listTasks('nobody', undefined, 10), []);
+      assert.deepEqual(await store!.listTasks({ ...OWNER_A, owner: 'nobody' }, undefined, 10), []);
+    });
+
+    it('lists only the tasks in scope: another era or upstream of the same owner is left out, and pages stay full', async () => {
+      const base = Date.now();
+      const inScope = [0, 1, 2].map((i) => taskRecord({ createdAt: base + i * 10 }));
+      for (const r of inScope) await store!.createTask(r, 100);
+      // Newer than every task in scope, so a filter applied after the query would leave pages short.
+      for (let i = 0; i < 4; i++) {
+        await store!.createTask(taskRecord({ era: 'modern', createdAt: base + 100 + i }), 100);
+        await store!.createTask(taskRecord({ upstream: 'other', createdAt: base + 200 + i }), 100);
+      }
+      const first = await store!.listTasks(OWNER_A, undefined, 2);
+      assert.deepEqual(first.map((r) => r.handle), [inScope[2]!.handle, inScope[1]!.handle]);
+      const rest = await store!.listTasks(OWNER_A, { createdAt: first[1]!.createdAt, handle: first[1]!.handle }, 2);
+      assert.deepEqual(rest.map((r) => r.handle), [inScope[0]!.handle]);
+      assert.equal((await store!.listTasks({ ...OWNER_A, era: 'modern' }, undefined, 10)).length, 4);
+      assert.equal((await store!.listTasks({ ...OWNER_A, upstream: 'other' }, undefined, 10)).length, 4);
     });
 
     it('governs polls atomically: first forwarded, early ones counted, snapshot served', async () => {
@@ -305,7 +325,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       await pollAsOwner(store!, first, Date.now(), { toleranceMs: 0, abuseFactor: 5 });
       await store!.recordPoll(first, pollPatch(first, { status: 'completed' }), '{"status":"completed"}');
       assert.equal((await store!.getTask(first.handle))?.status, 'completed');
-      assert.deepEqual((await store!.listTasks(first.owner, undefined, 10)).map((r) => [r.handle, r.status]), [[second.handle, 'working'], [first.handle, 'completed']]);
+      assert.deepEqual((await store!.listTasks(scopeOf(first), undefined, 10)).map((r) => [r.handle, r.status]), [[second.handle, 'working'], [first.handle, 'completed']]);
       assert.equal(await store!.createTask(taskRecord({ createdAt: first.createdAt + 2 }), 2), 'created');
       assert.equal(await store!.createTask(taskRecord(), 2), 'owner-limit');
     });
@@ -378,7 +398,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       await pollAsOwner(store!, record, now, limits);
       await store!.recordPoll(record, pollPatch(record), '{"status":"working"}');
       await store!.deleteTask(record.handle);
-      assert.deepEqual(await store!.listTasks(record.owner, undefined, 10), []);
+      assert.deepEqual(await store!.listTasks(scopeOf(record), undefined, 10), []);
       assert.equal(await store!.findTaskHandle(record.upstream, record.instance, record.upstreamTaskId), undefined);
       assert.deepEqual(await store!.openPoll(record.handle, scopeOf(record), now + 1, limits), { outcome: 'not_found' });
       // The same record again (as a test can, a client cannot) starts with a fresh poll clock.
@@ -421,7 +441,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       const seen: string[] = [];
       let after: { createdAt: number; handle: string } | undefined;
       for (;;) {
-        const page = await store!.listTasks('owner-a', after, 2);
+        const page = await store!.listTasks(OWNER_A, after, 2);
         if (page.length === 0) break;
         seen.push(...page.map((r) => r.handle));
         after = { createdAt: page.at(-1)!.createdAt, handle: page.at(-1)!.handle };
@@ -433,7 +453,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       const live = taskRecord();
       await store!.createTask(taskRecord({ expiresAt: Date.now() - 1, createdAt: live.createdAt + 1 }), 10);
       await store!.createTask(live, 10);
-      assert.deepEqual((await store!.listTasks('owner-a', undefined, 1)).map((r) => r.handle), [live.handle]);
+      assert.deepEqual((await store!.listTasks(OWNER_A, undefined, 1)).map((r) => r.handle), [live.handle]);
     });
 
     it('returns a record exactly as stored: optional fields absent, any text intact', async () => {
