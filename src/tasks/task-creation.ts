@@ -12,7 +12,7 @@ import { mintHandle } from './handle.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { countCreation, ownerOf, type TaskDeps } from './task-context.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import { presentTask, readTask, type JsonObject } from './task-shapes.js';
+import { presentTask, readTask, recordedStatusMessage, type JsonObject } from './task-shapes.js';
 
 export async function registerCreatedTask(
   deps: TaskDeps,
@@ -53,7 +53,7 @@ export async function registerCreatedTask(
     expiresAt: now + ttlMs,
     pollIntervalMs: enforcedInterval(fields.pollIntervalMs, poll.floor, poll.default),
     status: fields.status,
-    statusMessage: fields.statusMessage,
+    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength),
     readOnce: override?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
@@ -99,7 +99,7 @@ export async function registerCreatedTask(
         : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' }),
     );
   }
-  presentTask(taskObject, record, deps.policy.statusMessageMaxLength);
+  presentTask(taskObject, record);
   tg.createdTask = record;
   deps.observer.created(record);
   return response;

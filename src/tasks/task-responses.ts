@@ -11,7 +11,7 @@ import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
 import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
 import { changesNothing, isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
-import { creationTaskObject, isObject, presentTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
+import { creationTaskObject, isObject, presentTask, readTask, recordedStatusMessage, type JsonObject, type TaskFields } from './task-shapes.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
@@ -81,7 +81,7 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   const patch = nextState(deps, record, fields);
   const updated = { ...record, ...patch };
   request.tg.statusSeen = updated.status;
-  presentTask(result, updated, deps.policy.statusMessageMaxLength);
+  presentTask(result, updated);
   if (record.era === 'modern') {
     result.resultType = 'complete';
     // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
@@ -138,7 +138,7 @@ function nextState(deps: TaskDeps, record: TaskRecord, fields: TaskFields): Task
   const nextTtl = fields.ttlMs === undefined ? record.ttlMs : Math.max(record.ttlMs, Math.min(fields.ttlMs ?? cap, cap));
   return {
     status: fields.status,
-    statusMessage: fields.statusMessage === undefined ? undefined : fields.statusMessage.slice(0, deps.policy.statusMessageMaxLength),
+    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength),
     lastUpdatedAtIso: fields.lastUpdatedAt ?? record.lastUpdatedAtIso,
     ttlMs: nextTtl,
     expiresAt: record.createdAt + nextTtl,
@@ -188,7 +188,7 @@ async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, mess
     // A task the gateway does not hold has no handle to show; its backend id must not leak.
     if (!fields || !record) return null;
     const updated = await learnStatus(deps, record, fields);
-    presentTask(message.params, updated, deps.policy.statusMessageMaxLength);
+    presentTask(message.params, updated);
     return message;
   }
   // Progress and other notifications with no task in them go on as the bytes they came as.

@@ -55,13 +55,16 @@ export function creationTaskObject(result: unknown, era: Era): JsonObject | unde
 
 /**
  * Rewrites a task object in place for its owner: the handle for the backend id, the
- * effective lifetime and poll interval, and a status message safe to show a model.
+ * effective lifetime and poll interval, and the status message as the record keeps it
+ * (sanitised once, when the record was written: recordedStatusMessage). `record` is the task
+ * as it stands after learning from this very object, so the two say the same.
  */
-export function presentTask(task: JsonObject, record: TaskRecord, statusMessageMax: number): void {
+export function presentTask(task: JsonObject, record: TaskRecord): void {
   task.taskId = record.handle;
   task[TTL_KEY[record.era]] = record.ttlMs;
   task[POLL_KEY[record.era]] = record.pollIntervalMs;
-  if (typeof task.statusMessage === 'string') task.statusMessage = sanitizeStatusMessage(task.statusMessage, statusMessageMax);
+  if (record.statusMessage === undefined) delete task.statusMessage;
+  else task.statusMessage = record.statusMessage;
 }
 
 /** A task object built from the record alone (tasks/list items; answers for early polls). */
@@ -79,11 +82,22 @@ export function taskFromRecord(record: TaskRecord): JsonObject {
 }
 
 // C0 and C1 controls, DEL, and the bidirectional and zero-width format characters that can
-// hide or reorder text shown to a person or a model. Line breaks and tabs become spaces: a
-// status message is one line.
+// hide or reorder text shown to a person or a model, and lone surrogates (half a character,
+// which no UTF-8 writer can encode: a store or a client would turn it into U+FFFD or fail).
+// With the u flag the surrogate range matches only unpaired halves. Line breaks and tabs
+// become spaces: a status message is one line.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF\uD800-\uDFFF]/gu;
 const LINE_BREAKS = /[\t\n\v\f\r\u2028\u2029]+/g;
+
+/**
+ * The status message a task record keeps: every writer of a record (creation, a poll, a
+ * notification) passes the backend's text through here, so every answer built from the record
+ * (tasks/list, early polls, relayed objects) shows the same safe text.
+ */
+export function recordedStatusMessage(message: string | undefined, maxLength: number): string | undefined {
+  return message === undefined ? undefined : sanitizeStatusMessage(message, maxLength);
+}
 
 export function sanitizeStatusMessage(message: string, maxLength: number): string {
   const cleaned = message.replace(LINE_BREAKS, ' ').replace(UNSAFE_CHARACTERS, '');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { creationTaskObject, presentTask, readTask, sanitizeStatusMessage, taskFromRecord } from '../../../src/tasks/task-shapes.js';
+import { creationTaskObject, presentTask, readTask, recordedStatusMessage, sanitizeStatusMessage, taskFromRecord } from '../../../src/tasks/task-shapes.js';
 import { decodeCursor, encodeCursor } from '../../../src/tasks/task-list.js';
 import { decidePoll, enforcedInterval } from '../../../src/task-model/poll-rule.js';
 import { isHandleShaped, isServerRequestId, mintHandle, mintServerRequestId } from '../../../src/tasks/handle.js';
@@ -20,11 +20,14 @@ describe('task objects of both generations', () => {
     assert.equal(readTask({ taskId: 'x', status: 'sleeping' }, 'legacy'), undefined);
   });
 
-  it('presents a task to its owner: handle, effective ttl and interval, safe status message', () => {
-    const record = taskRecord({ era: 'modern', ttlMs: 30_000, pollIntervalMs: 2000 });
+  it('presents a task to its owner: handle, effective ttl and interval, the status message the record keeps', () => {
+    const record = taskRecord({ era: 'modern', ttlMs: 30_000, pollIntervalMs: 2000, statusMessage: recordedStatusMessage('a\u202Eb\nc\u0007', 100) });
     const task: Record<string, unknown> = { taskId: record.upstreamTaskId, status: 'working', ttlMs: 999_999, pollIntervalMs: 10, statusMessage: 'a\u202Eb\nc\u0007', extra: 1 };
-    presentTask(task, record, 100);
+    presentTask(task, record);
     assert.deepEqual(task, { taskId: record.handle, status: 'working', ttlMs: 30_000, pollIntervalMs: 2000, statusMessage: 'ab c', extra: 1 });
+    const silent: Record<string, unknown> = { taskId: record.upstreamTaskId, status: 'working', statusMessage: 'raw' };
+    presentTask(silent, { ...record, statusMessage: undefined });
+    assert.equal('statusMessage' in silent, false, 'never a text the record does not keep');
     const legacy = taskRecord({ era: 'legacy' });
     assert.deepEqual(Object.keys(taskFromRecord(legacy)).sort(), ['createdAt', 'lastUpdatedAt', 'pollInterval', 'status', 'taskId', 'ttl']);
   });
@@ -32,6 +35,13 @@ describe('task objects of both generations', () => {
   it('caps status messages on code points', () => {
     assert.equal(sanitizeStatusMessage('😀😀😀', 2), '😀😀');
     assert.equal(sanitizeStatusMessage('x'.repeat(10), 4), 'xxxx');
+    assert.equal(sanitizeStatusMessage('x'.repeat(9) + '😀', 10), 'x'.repeat(9) + '😀', 'a pair at the limit stays whole');
+  });
+
+  it('drops lone surrogates, bidi, zero-width and control characters', () => {
+    assert.equal(sanitizeStatusMessage('a\uD83Db\uDE00c', 100), 'abc');
+    assert.equal(sanitizeStatusMessage('ok 😀', 100), 'ok 😀');
+    assert.equal(sanitizeStatusMessage('\u202Eevil\u200B\u2066x\u0000\u009F\tend', 100), 'evilx end');
   });
 });
 
