@@ -43,6 +43,25 @@ export function registerTaskTools(server: McpServer, shutdown: AbortSignal): voi
   );
 
   server.experimental.tasks.registerToolTask(
+    'report_status',
+    {
+      description: 'Works for `seconds`, reporting `message` as its statusMessage from creation on and at every step: a backend whose status text the caller chooses.',
+      inputSchema: { message: z.string().max(4096), seconds: z.number().min(0).max(3600).default(30) },
+      execution: { taskSupport: 'optional' },
+    },
+    {
+      async createTask({ message, seconds }, extra) {
+        const task = await createTask(extra);
+        await extra.taskStore.updateTaskStatus(task.taskId, 'working', message);
+        void reportStatus(task.taskId, message, seconds, extra.taskStore, shutdown);
+        return { task: await extra.taskStore.getTask(task.taskId) };
+      },
+      getTask,
+      getTaskResult,
+    },
+  );
+
+  server.experimental.tasks.registerToolTask(
     'ask_name',
     {
       description: 'Goes input_required, asks the client for a name by elicitation, then says hello.',
@@ -99,6 +118,22 @@ async function runScan(taskId: string, seconds: number, store: RequestTaskStore,
     });
   } catch {
     // Cancelled, expired or shut down between two steps: nothing is left to report to.
+  }
+}
+
+/** Each step sends the same status again, so a status notification follows every step. */
+async function reportStatus(taskId: string, message: string, seconds: number, store: RequestTaskStore, shutdown: AbortSignal): Promise<void> {
+  const steps = Math.max(1, Math.ceil((seconds * 1000) / SCAN_STEP_MS));
+  try {
+    for (let i = 1; i <= steps; i++) {
+      await sleep(SCAN_STEP_MS, undefined, { signal: shutdown });
+      const task = await store.getTask(taskId);
+      if (isTerminal(task.status)) return;
+      await store.updateTaskStatus(taskId, 'working', message);
+    }
+    await store.storeTaskResult(taskId, 'completed', { content: [{ type: 'text', text: 'reported' }] });
+  } catch {
+    // Cancelled, expired or shut down between two steps.
   }
 }
 

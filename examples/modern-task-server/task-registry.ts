@@ -70,7 +70,7 @@ export class TaskRegistry {
   }
 
   /** Registers the task before returning, so a tasks/get right after creation resolves. */
-  create(job: TaskJob): Record<string, unknown> {
+  create(job: TaskJob, statusMessage?: string): Record<string, unknown> {
     const now = new Date().toISOString();
     const taskId = randomUUID();
     const record: TaskRecord = {
@@ -80,6 +80,7 @@ export class TaskRegistry {
       lastUpdatedAt: now,
       ttlMs: this.#opts.ttlMs,
       pollIntervalMs: this.#opts.pollIntervalMs,
+      ...(statusMessage === undefined ? {} : { statusMessage }),
       pending: new Map(),
       abort: new AbortController(),
       // Past its TTL a task may be purged; reporting it as unknown afterwards is compliant.

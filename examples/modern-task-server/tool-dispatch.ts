@@ -24,6 +24,8 @@ export interface ModernTool {
   taskSupport: TaskSupport;
   /** MRTR input resolved synchronously before the task exists (SEP-2663 "composition with MRTR"). */
   gather?: Record<string, InputRequest>;
+  /** The statusMessage a task of this tool starts with (and keeps until it settles). */
+  statusMessage?(args: unknown): string | undefined;
   run(args: unknown, job: JobContext, gathered: Record<string, unknown>): Promise<CallToolResult>;
 }
 
@@ -33,6 +35,7 @@ export function defineTool<S extends z.ZodObject>(tool: {
   input: S;
   taskSupport: TaskSupport;
   gather?: Record<string, InputRequest>;
+  statusMessage?(args: z.infer<S>): string | undefined;
   run(args: z.infer<S>, job: JobContext, gathered: Record<string, unknown>): Promise<CallToolResult>;
 }): ModernTool {
   // run only ever receives what tool.input parsed, so the erased signature is safe.
@@ -117,7 +120,7 @@ export function registerTools(server: Server, tools: readonly ModernTool[], regi
       return { resultType: 'input_required', inputRequests: gather } as never;
     }
     const gathered = pick(responses, Object.keys(gather));
-    if (asTask && registry) return registry.create((job) => tool.run(parsed.data, job, gathered)) as never;
+    if (asTask && registry) return registry.create((job) => tool.run(parsed.data, job, gathered), tool.statusMessage?.(parsed.data)) as never;
     return runSynchronously(tool, parsed.data, gathered, ctx);
   });
 }

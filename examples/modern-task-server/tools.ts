@@ -28,6 +28,17 @@ export function exampleTools({ workMs }: ToolTimings): ModernTool[] {
       },
     }),
     defineTool({
+      name: 'report_status',
+      description: 'Works for `seconds` with `message` as its statusMessage: a backend whose status text the caller chooses.',
+      input: z.object({ message: z.string().max(4096), seconds: z.number().min(0).default(30) }),
+      taskSupport: 'optional',
+      statusMessage: (args) => args.message,
+      run: async (args, job) => {
+        await job.sleep(args.seconds * 1000);
+        return text('reported');
+      },
+    }),
+    defineTool({
       name: 'ask_name',
       description: 'Asks for a name (task input_required, or MRTR when synchronous), then greets.',
       input: z.object({}),
