@@ -87,7 +87,7 @@ export interface ErrorDescription {
 
 /** When each error is answered, for operators (docs/errors.md is generated from this). */
 export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
-  TG_ERR_PARSE: 'The POST body is not valid JSON (an empty body included).',
+  TG_ERR_PARSE: 'The POST body is not valid JSON (an empty body included), or not valid UTF-8 (refused before any backend sees it).',
   TG_ERR_INVALID_REQUEST: 'The body is JSON but not a JSON-RPC 2.0 message (wrong `jsonrpc`, bad id, method not a string, …), or it carries prototype-pollution keys.',
   TG_ERR_BATCH_NOT_ALLOWED: 'A JSON array body on a protocol revision that removed batches (2025-06-18 and later, and 2026-07-28).',
   TG_ERR_BODY_TOO_LARGE: 'The request body is larger than `limits.maxBodyBytes`.',

@@ -3,6 +3,7 @@
  * once, decides the era and, for 2026-07-28 requests, holds the mirrored headers to the
  * body. Nothing malformed reaches the upstream.
  */
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { McpContext } from '../request-context.js';
@@ -19,6 +20,11 @@ export function runMcpStage(request: FastifyRequest): void {
       checkPostContentType(headers);
       checkPostAccept(headers);
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      // The gateway reads the text one way and forwards the original bytes: a body that is not
+      // valid UTF-8 could read differently at the backend (a parser differential), so it is
+      // refused before anyone reads it. isUtf8 is Node's own strict validator (simdutf):
+      // overlong forms, encoded surrogates and cut sequences all fail it.
+      if (!isUtf8(body)) throw new GatewayError('TG_ERR_PARSE', { detail: 'the body is not valid UTF-8' });
       const parsed = parseJsonRpcBody(body);
       const era = decideEra(parsed.messages, headers, parsed.batch);
       const message = parsed.batch ? undefined : parsed.messages[0];

@@ -25,6 +25,12 @@ const MODERN_HEADERS = {
   'mcp-name': 'echo',
 };
 
+/** A tools/call whose argument text holds `bytes` where a character should be: JSON in every other way. */
+function utf8Case(bytes: number[]): Buffer {
+  const [head, tail] = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ab' } } }).split('ab');
+  return Buffer.concat([Buffer.from(`${head}a`), Buffer.from(bytes), Buffer.from(`b${tail}`)]);
+}
+
 interface BadCase {
   name: string;
   method?: string;
@@ -39,6 +45,12 @@ interface BadCase {
 const cases: BadCase[] = [
   { name: 'malformed JSON', headers: { ...LEGACY_POST_HEADERS }, body: '{"jsonrpc":"2.0",', status: 400, rpcCode: -32700 },
   { name: 'empty body', headers: { ...LEGACY_POST_HEADERS }, body: '', status: 400, rpcCode: -32700 },
+  // Bodies that are not UTF-8: the gateway and the backend could decode them differently.
+  { name: 'invalid UTF-8 byte in a string', headers: { ...LEGACY_POST_HEADERS }, body: utf8Case([0xff]), status: 400, rpcCode: -32700 },
+  { name: 'overlong UTF-8 encoding', headers: { ...LEGACY_POST_HEADERS }, body: utf8Case([0xc0, 0xa2]), status: 400, rpcCode: -32700 },
+  { name: 'UTF-8-encoded surrogate', headers: { ...LEGACY_POST_HEADERS }, body: utf8Case([0xed, 0xa0, 0x80]), status: 400, rpcCode: -32700 },
+  { name: 'cut multi-byte sequence', headers: { ...LEGACY_POST_HEADERS }, body: utf8Case([0xe2, 0x82]), status: 400, rpcCode: -32700 },
+  { name: 'invalid UTF-8 in a 2026-07-28 request', headers: { ...MODERN_HEADERS }, body: Buffer.concat(modernCall.split('"x"').flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([0x22, 0x78, 0xff, 0x22]), Buffer.from(part)]))), status: 400, rpcCode: -32700, rpcId: null },
   { name: 'JSON that is not JSON-RPC', headers: { ...LEGACY_POST_HEADERS }, body: '{"hello":"world"}', status: 400, rpcCode: -32600 },
   { name: 'wrong jsonrpc version', headers: { ...LEGACY_POST_HEADERS }, body: '{"jsonrpc":"1.0","id":1,"method":"ping"}', status: 400, rpcCode: -32600 },
   { name: 'body over the limit', headers: { ...LEGACY_POST_HEADERS }, body: Buffer.alloc(70 * 1024, 0x20), status: 413, rpcCode: -32600 },
@@ -111,8 +123,8 @@ describe('bad input never reaches the backend', () => {
   it('counts every refusal above by its catalogue code', async () => {
     const metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
     const count = (reason: string) => Number(metrics.match(new RegExp(`^taskgate_rejected_requests_total\\{reason="${reason}"\\} (\\d+)`, 'm'))?.[1] ?? 0);
-    assert.equal(count('TG_ERR_PARSE'), 2);
-    assert.equal(count('TG_ERR_HEADER_MISMATCH'), 3);
+    assert.equal(count('TG_ERR_PARSE'), 7);
+    assert.equal(count('TG_ERR_HEADER_MISMATCH'), 3, 'the invalid 2026 body never reached the header checks');
     assert.equal(count('TG_ERR_NOT_ACCEPTABLE'), 3);
     assert.equal(count('TG_ERR_NO_ROUTE'), 1);
     assert.equal(count('TG_ERR_BODY_TOO_LARGE'), 1);
@@ -124,10 +136,12 @@ describe('bad input never reaches the backend', () => {
     const res = await request(stack.gw.url, {
       method: 'POST',
       headers: { ...LEGACY_POST_HEADERS },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+      // Multi-byte UTF-8 (2, 3 and 4 bytes) is of course fine.
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tést €😀', version: '0' } } }),
     });
     await res.body.text();
     assert.equal(res.statusCode, 200);
     assert.equal(backend.stats.requests.length, 1);
+    assert.equal((backend.stats.requests[0]!.body as { params: { clientInfo: { name: string } } }).params.clientInfo.name, 'tést €😀');
   });
 });
