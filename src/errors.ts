@@ -88,7 +88,7 @@ export interface ErrorDescription {
 /** When each error is answered, for operators (docs/errors.md is generated from this). */
 export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_PARSE: 'The POST body is not valid JSON (an empty body included), or not valid UTF-8 (refused before any backend sees it).',
-  TG_ERR_INVALID_REQUEST: 'The body is JSON but not a JSON-RPC 2.0 message (wrong `jsonrpc`, bad id, method not a string, …), or it carries prototype-pollution keys.',
+  TG_ERR_INVALID_REQUEST: 'The body is JSON but not a JSON-RPC 2.0 message (wrong `jsonrpc`, bad id, method not a string, …), or it carries prototype-pollution keys; or a 2026-07-28 POST carries a JSON-RPC response (2026 servers send no requests to answer).',
   TG_ERR_BATCH_NOT_ALLOWED: 'A JSON array body on a protocol revision that removed batches (2025-06-18 and later, and 2026-07-28).',
   TG_ERR_BODY_TOO_LARGE: 'The request body is larger than `limits.maxBodyBytes`.',
   TG_ERR_UNSUPPORTED_MEDIA_TYPE: 'A POST whose Content-Type is not application/json (utf-8).',
@@ -104,7 +104,7 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_HOST_NOT_ALLOWED: 'The Host header names a host outside `listen.allowedHosts` (DNS-rebinding protection).',
   TG_ERR_ORIGIN_NOT_ALLOWED: 'An Origin header outside `listen.allowedOrigins` and the publicUrl origin.',
   TG_ERR_NO_ROUTE: 'No route in the policy matches the path.',
-  TG_ERR_METHOD_NOT_ALLOWED: 'An HTTP method other than GET, POST or DELETE on an MCP route.',
+  TG_ERR_METHOD_NOT_ALLOWED: 'An HTTP method other than GET, POST or DELETE on an MCP route (Allow: GET, POST, DELETE); or a GET or DELETE with MCP-Protocol-Version 2026-07-28, an era with no GET stream and no sessions (Allow: POST).',
   TG_ERR_SESSION_NOT_FOUND: 'A 2025-era Mcp-Session-Id the gateway never saw initialised on an upstream with several instances; the client must initialise again.',
   TG_ERR_UNAUTHORIZED: 'No valid bearer token: missing, malformed, expired, wrong issuer or audience, bad signature. Carries WWW-Authenticate.',
   TG_ERR_INSUFFICIENT_SCOPE: 'A valid token without the scopes the route requires. Carries WWW-Authenticate with `scope`.',

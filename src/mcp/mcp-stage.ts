@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { McpContext } from '../request-context.js';
-import { decideEra } from './era.js';
+import { decideEra, isModernVersion, MODERN_VERSION } from './era.js';
 import { validateModernHeaders } from './headers.js';
 import { parseJsonRpcBody } from './jsonrpc.js';
 import { checkGetAccept, checkPostAccept, checkPostContentType } from './media-type.js';
@@ -32,12 +32,21 @@ export function runMcpStage(request: FastifyRequest): void {
       // Set before the header check so that its error answer carries the request's id.
       request.tg.mcp = mcp;
       if (era === 'modern' && message?.kind === 'request') validateModernHeaders(message, headers);
+      // 2026-07-28 servers send clients no requests, so a 2026 client has nothing to answer:
+      // a response can only be a mistake or a probe, and no backend needs to see it.
+      if (era === 'modern' && message?.kind === 'response') {
+        throw new GatewayError('TG_ERR_INVALID_REQUEST', { detail: 'a 2026-07-28 server sends no requests, so there is nothing to respond to' });
+      }
       return;
     }
     case 'GET':
-      checkGetAccept(headers);
-      return;
     case 'DELETE':
+      // 2026-07-28 has no GET stream and no sessions to delete (its transport: 405). Without
+      // a 2026 version header the request may be a 2025 one, which the backend answers.
+      if (isModernVersion(headers['mcp-protocol-version'])) {
+        throw new GatewayError('TG_ERR_METHOD_NOT_ALLOWED', { detail: `protocol revision ${MODERN_VERSION} has no ${request.method}`, headers: { allow: 'POST' } });
+      }
+      if (request.method === 'GET') checkGetAccept(headers);
       return;
     default:
       throw new GatewayError('TG_ERR_METHOD_NOT_ALLOWED', { headers: { allow: 'GET, POST, DELETE' } });

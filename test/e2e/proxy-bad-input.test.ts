@@ -40,6 +40,8 @@ interface BadCase {
   status: number;
   rpcCode: number;
   rpcId?: string | number | null;
+  /** The Allow header a 405 must carry. */
+  allow?: string;
 }
 
 const cases: BadCase[] = [
@@ -92,7 +94,11 @@ const cases: BadCase[] = [
   { name: 'Host not allowed', headers: { ...LEGACY_POST_HEADERS, host: 'evil.example' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}', status: 403, rpcCode: -32600 },
   { name: 'Origin not allowed', headers: { ...LEGACY_POST_HEADERS, origin: 'http://evil.example' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}', status: 403, rpcCode: -32600 },
   { name: 'path with no route', path: '/other', headers: { ...LEGACY_POST_HEADERS }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}', status: 404, rpcCode: -32600 },
-  { name: 'PUT', method: 'PUT', headers: { ...LEGACY_POST_HEADERS }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}', status: 405, rpcCode: -32600 },
+  { name: 'PUT', method: 'PUT', headers: { ...LEGACY_POST_HEADERS }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}', status: 405, rpcCode: -32600, allow: 'GET, POST, DELETE' },
+  // What the 2026-07-28 era makes certain: no GET stream, no sessions, no server requests.
+  { name: 'GET declaring 2026-07-28', method: 'GET', headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2026-07-28' }, status: 405, rpcCode: -32600, allow: 'POST' },
+  { name: 'DELETE declaring 2026-07-28', method: 'DELETE', headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-session-id': 'abc' }, status: 405, rpcCode: -32600, allow: 'POST' },
+  { name: '2026-07-28 JSON-RPC response', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' }, body: '{"jsonrpc":"2.0","id":1,"result":{}}', status: 400, rpcCode: -32600 },
 ];
 
 describe('bad input never reaches the backend', () => {
@@ -110,6 +116,7 @@ describe('bad input never reaches the backend', () => {
       if (c.path) url.pathname = c.path;
       const res = await request(url, { method: (c.method ?? 'POST') as 'POST', headers: c.headers, body: c.body });
       assert.equal(res.statusCode, c.status);
+      if (c.allow) assert.equal(res.headers.allow, c.allow);
       assert.match(String(res.headers['content-type']), /application\/json/);
       const body = (await res.body.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
       assert.equal(body.jsonrpc, '2.0');
@@ -143,5 +150,19 @@ describe('bad input never reaches the backend', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(backend.stats.requests.length, 1);
     assert.equal((backend.stats.requests[0]!.body as { params: { clientInfo: { name: string } } }).params.clientInfo.name, 'tést €😀');
+  });
+
+  it('what the era does not make certain still reaches the backend: a 2025 response and a 2025 GET', async () => {
+    const backend = stack.servers[0]!;
+    const init = await request(stack.gw.url, { method: 'POST', headers: { ...LEGACY_POST_HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }) });
+    await init.body.text();
+    const session = { 'mcp-session-id': String(init.headers['mcp-session-id']) };
+    backend.stats.reset();
+    const answer = await request(stack.gw.url, { method: 'POST', headers: { ...LEGACY_POST_HEADERS, ...session }, body: '{"jsonrpc":"2.0","id":"srv-1","result":{}}' });
+    await answer.body.text();
+    const stream = await request(stack.gw.url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', ...session } });
+    assert.equal(stream.statusCode, 200);
+    await stream.body.destroy();
+    assert.deepEqual(backend.stats.requests.map((r) => r.method), ['POST', 'GET']);
   });
 });
