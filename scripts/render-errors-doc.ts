@@ -4,6 +4,7 @@
  * generated references.
  */
 import { ERROR_CIRCUMSTANCES, TASKGATE_RPC_CODES, describeError, httpStatusIn, type ErrorCode } from '../src/errors.js';
+import { LINGER_BYTES, LINGER_MS } from '../src/listener/lingering-close.js';
 
 const INTRO = `# Errors
 
@@ -24,6 +25,11 @@ JSON-RPC bodies) are relayed untouched and are not listed here.
     .join(', ')}.
 - **After an event stream has started** the HTTP status can no longer change: the gateway ends
   the stream instead.
+- **Refused while the client is still sending** (413, or 401/403/404/405/415 before the body
+  was read): the whole answer goes out at once with \`Connection: close\` and its length; the
+  gateway then reads and discards the rest of the body, for at most ${LINGER_MS / 1000} s and
+  ${LINGER_BYTES / 1024 / 1024} MiB, and closes only then (a lingering close), so a client
+  that sends its whole body before reading still reads why, instead of a connection reset.
 - **Messages are stable**; a detail may follow after \`: \`. Library errors never reach the
   body; they are in the log with the request id (\`x-request-id\` on every answer).
 

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
 import { isModernVersion } from '../mcp/era.js';
+import { isStillSending, sendThenLinger } from './lingering-close.js';
 import type { Era } from '../request-context.js';
 
 declare module 'fastify' {
@@ -63,5 +64,9 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     return reply;
   }
   reply.code(error.statusIn(eraOfRequest(request))).headers(error.headers).type('application/json');
-  return reply.send(renderErrorBody(error, requestRpcId(request)));
+  const body = renderErrorBody(error, requestRpcId(request));
+  // Refused before the client finished sending (413, or before the body was read at all):
+  // answer, then read what is still in flight before closing, so the client reads why.
+  if (isStillSending(request)) return sendThenLinger(request, reply, Buffer.from(JSON.stringify(body)));
+  return reply.send(body);
 }
