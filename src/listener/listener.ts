@@ -2,12 +2,12 @@
  * The client-facing listener (DESIGN.md §2, step 1): the HTTP server and its limits, request
  * ids, and the one error renderer for everything answered before or outside a route.
  */
-import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import { createClientServer } from './client-server.js';
 import { sendGatewayError, toGatewayError } from './error-reply.js';
 
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
@@ -23,11 +23,7 @@ export function createListener(config: Config, logger: Logger): FastifyInstance 
     bodyLimit: config.limits.maxBodyBytes,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    serverFactory: (handler) => {
-      const server = createServer({ maxHeaderSize: config.limits.maxHeaderBytes }, handler);
-      if (config.limits.maxConnections > 0) server.maxConnections = config.limits.maxConnections;
-      return server;
-    },
+    serverFactory: (handler) => createClientServer(config.limits, handler),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();

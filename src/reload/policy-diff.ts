@@ -54,6 +54,8 @@ export const RESTART_ONLY_KEYS: readonly string[] = [
   'admin.port',
   'limits.maxBodyBytes',
   'limits.maxHeaderBytes',
+  'limits.headersTimeout',
+  'limits.keepAliveTimeout',
   'limits.maxConnections',
   'tasks.maxRecords',
   'store',

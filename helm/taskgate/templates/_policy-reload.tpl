@@ -8,7 +8,7 @@ reloaded in place, without a restart; one that touches them rolls the pods.
 {{- define "taskgate.restartOnlyPolicy" -}}
 {{- $policy := fromYaml (include "taskgate.policyText" .) | default dict -}}
 {{- $fixed := dict -}}
-{{- range $key := list "listen.host" "listen.port" "listen.trustProxy" "admin.host" "admin.port" "limits.maxBodyBytes" "limits.maxHeaderBytes" "limits.maxConnections" "tasks.maxRecords" "store" "audit" "logging.buffered" "logging.flushInterval" -}}
+{{- range $key := list "listen.host" "listen.port" "listen.trustProxy" "admin.host" "admin.port" "limits.maxBodyBytes" "limits.maxHeaderBytes" "limits.headersTimeout" "limits.keepAliveTimeout" "limits.maxConnections" "tasks.maxRecords" "store" "audit" "logging.buffered" "logging.flushInterval" -}}
 {{- $parts := splitList "." $key -}}
 {{- if eq (len $parts) 1 -}}
 {{- $_ := set $fixed $key (get $policy $key) -}}

@@ -2,6 +2,9 @@
 import { z } from 'zod';
 import { durationSchema, sizeSchema } from '../units.js';
 
+/** Node's own limit on receiving a whole request (server.requestTimeout), which headersTimeout may not exceed. */
+const NODE_REQUEST_TIMEOUT_MS = 300_000;
+
 export const limitsSchema = z
   .strictObject({
     maxBodyBytes: sizeSchema().prefault('1MiB').describe('Largest client request body; larger requests get 413.'),
@@ -16,6 +19,28 @@ export const limitsSchema = z
     drainTimeout: durationSchema()
       .prefault('10s')
       .describe('On SIGTERM, how long in-flight requests may continue before they are cut off.'),
-    maxConnections: z.int().min(0).default(0).describe('Most concurrent client connections; 0 means unlimited.'),
+    headersTimeout: durationSchema()
+      .prefault('10s')
+      .refine((ms) => ms > 0 && ms <= NODE_REQUEST_TIMEOUT_MS, { error: 'must be more than 0s and at most 5m' })
+      .describe(
+        'Longest a client may take to send its request headers, counted from the start of the request; past it the ' +
+          'connection is answered 408 and closed, so a client sending headers a byte at a time (slowloris) holds a ' +
+          'connection this long at most. Checked about every second.',
+      ),
+    keepAliveTimeout: durationSchema()
+      .prefault('5s')
+      .refine((ms) => ms > 0, { error: 'must be more than 0s' })
+      .describe(
+        'How long an idle keep-alive client connection stays open between two requests. Behind a load balancer, set it ' +
+          'above the balancer\'s own idle timeout, so the gateway never closes a connection the balancer is about to reuse.',
+      ),
+    maxConnections: z
+      .int()
+      .min(0)
+      .default(4096)
+      .describe(
+        'Most concurrent client connections (idle keep-alive ones included); connections beyond it are closed at once. ' +
+          'Keep it below the process\'s file-descriptor limit, which upstream connections share. 0 means unlimited (not recommended).',
+      ),
   })
   .describe('Request, response and connection limits.');

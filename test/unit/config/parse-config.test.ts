@@ -50,7 +50,10 @@ describe('parseConfig', () => {
         maxSseEventBytes: 8_388_608,
         requestTimeout: 0,
         drainTimeout: 10_000,
-        maxConnections: 0,
+        // Finite by default: a slow client holds a connection 10 s at most, and there are at most 4096.
+        headersTimeout: 10_000,
+        keepAliveTimeout: 5_000,
+        maxConnections: 4096,
       },
       logging: { level: 'info', buffered: false, flushInterval: 250 },
       tracing: { mode: 'none' },
