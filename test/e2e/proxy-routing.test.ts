@@ -316,15 +316,19 @@ describe('instances and failures', () => {
       await gw.close();
       await new Promise((resolve) => backend.close(resolve));
     });
-    /** Reads the reply until it ends or fails (never longer than 5 s): the text, and whether it failed. */
+    /**
+     * Reads the reply until it ends or fails: the text, whether it failed, and whether it was
+     * this reader that gave up after 10 s (a gateway that hangs is no reply cut short).
+     */
     const read = async (id: number) => {
-      const res = await request(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x' } }), signal: AbortSignal.timeout(5000) });
+      const patience = AbortSignal.timeout(10_000);
+      const res = await request(gw.url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x' } }), signal: patience });
       let text = '';
       try {
         for await (const chunk of res.body) text += (chunk as Buffer).toString('utf8');
-        return { status: res.statusCode, text, failed: false };
+        return { status: res.statusCode, text, failed: false, hung: false };
       } catch {
-        return { status: res.statusCode, text, failed: true };
+        return { status: res.statusCode, text, failed: true, hung: patience.aborted };
       }
     };
 
@@ -332,6 +336,7 @@ describe('instances and failures', () => {
       const got = await read(1);
       assert.equal(got.status, 200);
       assert.match(got.text, /notifications\/progress/);
+      assert.ok(!got.hung, 'the gateway left the reply hanging instead of ending it');
       assert.ok(got.failed, 'the client must see the reply cut short, not a clean end');
       await waitFor(() => logs.some((line) => line.includes('upstream event stream ended with an error')));
     });
@@ -339,6 +344,7 @@ describe('instances and failures', () => {
     it('one with an event over limits.maxSseEventBytes: refused with 502 (nothing was sent yet), the upstream request closed', async () => {
       const got = await read(2);
       assert.doesNotMatch(got.text, /xxxx/, 'the oversized event must not reach the client');
+      assert.ok(!got.hung, 'the gateway left the reply hanging');
       assert.equal(got.status, 502, got.text);
       assert.equal((JSON.parse(got.text) as { id: unknown }).id, 2);
       await waitFor(() => closedAt.has(2));

@@ -22,12 +22,14 @@ const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.
 const SENTINEL_TIMING = { downAfterMs: 1000, failoverTimeoutMs: 5000 };
 const COMMAND_TIMEOUT_MS = 300;
-// Scheduling slack on a loaded CI machine; the point is "about commandTimeout", not seconds.
-const SLACK_MS = 300;
+// What a loaded two-core runner may add. The point is "about commandTimeout, not until a new
+// master is up": a store that waited would take the whole failover (seconds) per call.
+const SLACK_MS = 2000;
 // From Sentinel naming the new master to the store writing there. The store reconnects
-// within a second once it learns of the switch; the old master, left alone, is demoted by
-// Sentinel only some 10 s after a SENTINEL FAILOVER, so this bound tells the two apart.
-const FOLLOW_MS = 3000;
+// within a second once it learns of the switch (docs/benchmarks.md has the figures); the old
+// master, left alone, is demoted by Sentinel only some 10 s after a SENTINEL FAILOVER, so a
+// generous 7 s still tells the two apart.
+const FOLLOW_MS = 7000;
 /** Store settings for the failover tests: quick to give up on a lost master, and WAIT for the replica. */
 const FAILOVER_READY = { commandTimeout: `${COMMAND_TIMEOUT_MS}ms`, connectTimeout: '500ms', waitReplicas: { replicas: 1, timeout: '200ms' } };
 
