@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startDelayingProxy, type DelayingProxy } from './delaying-proxy.js';
+import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
 import { startGateway, testPolicy, type GatewayUnderTest, startJwksServer, type JwksServer } from './harness.js';
 import { waitUntilReady } from './task-harness.js';
 import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
@@ -35,7 +35,7 @@ export async function startMixedEraStack(options: { store: StoreKind; tasks?: Re
   const modern = await startModernTaskServer({ name: 'modern', pollIntervalMs: 200 });
   const delay = { tasksGet: 0 };
   const hold = (rpcMethod: string | undefined) => (rpcMethod === 'tasks/get' ? delay.tasksGet : 0);
-  const proxies: DelayingProxy[] = [await startDelayingProxy(legacy.url, hold), await startDelayingProxy(modern.url, hold)];
+  const proxies: BackendProxy[] = [await startBackendProxy(legacy.url, { delayFor: hold }), await startBackendProxy(modern.url, { delayFor: hold })];
   const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
   const store =
     options.store === 'redis'

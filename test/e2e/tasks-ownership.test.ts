@@ -1,11 +1,16 @@
 /**
  * Ownership: a foreign, an unknown and an expired handle get one and the same answer on every
- * tasks/* method of both generations, and the backend is never asked.
+ * tasks/* method of both generations, and the backend is never asked; on the memory store
+ * and on Redis (the shared one, under a key prefix of this run's own), whose lookups and
+ * expiry take another path.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { mintHandle } from '../../src/tasks/handle.js';
+import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
 import { LEGACY_POST_HEADERS } from './harness.js';
 import { sleep, startTaskStack, type TaskStack } from './task-harness.js';
 
@@ -54,15 +59,21 @@ function resultOf(answer: Answer): Record<string, unknown> {
   return (JSON.parse(json) as { result: Record<string, unknown> }).result;
 }
 
-for (const era of ['legacy', 'modern'] as const) {
-  describe(`one answer for foreign, unknown and expired tasks (${era})`, () => {
+const redisUp = await answersPing(SHARED_REDIS.port, SHARED_REDIS.host);
+if (!redisUp) console.warn(`\n*** tasks-ownership: Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port} is not answering; the Redis store variant is skipped\n`);
+const stores = redisUp ? (['memory', 'redis'] as const) : (['memory'] as const);
+
+for (const [era, storeKind] of (['legacy', 'modern'] as const).flatMap((e) => stores.map((s) => [e, s] as const))) {
+  describe(`one answer for foreign, unknown and expired tasks (${era}, ${storeKind} store)`, () => {
     let stack: TaskStack;
+    const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
+    const store = storeKind === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
     let owned: string;
     let expired: string;
     const methods = era === 'legacy' ? ['tasks/get', 'tasks/result', 'tasks/cancel'] : ['tasks/get', 'tasks/update', 'tasks/cancel'];
 
     before(async () => {
-      stack = await startTaskStack({ era, tasks: { tools: { fail_task: { maxTtl: '700ms' } } } });
+      stack = await startTaskStack({ era, tasks: { tools: { fail_task: { maxTtl: '700ms' } } }, policy: { store } });
       const sessionId = era === 'legacy' ? await openSession(stack, 'alice') : undefined;
       const create = (name: string, args: Record<string, unknown>, id: number) =>
         call(stack, era, 'alice', 'tools/call', era === 'legacy' ? { name, arguments: args, task: { ttl: 60_000 } } : { name, arguments: args }, id, sessionId);
@@ -75,7 +86,14 @@ for (const era of ['legacy', 'modern'] as const) {
       assert.equal(status, 'failed');
       await sleep(1500);
     });
-    after(() => stack?.close());
+    after(async () => {
+      await stack?.close();
+      if (storeKind !== 'redis') return;
+      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
+      const keys = await redis.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
 
     for (const method of methods) {
       it(`${method}: byte-identical answers, backend never contacted`, async () => {
