@@ -4,25 +4,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { JsonRpcResponseError, type TaskState, type TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { TASKS_EXTENSION, createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { waitForModernStatus } from './task-waits.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function textOf(result: CallToolResult | Record<string, unknown> | undefined): string | undefined {
   const first = (result?.content as { type: string; text?: string }[] | undefined)?.[0];
   return first?.type === 'text' ? first.text : undefined;
-}
-
-async function waitForStatus(client: ModernTaskClient, taskId: string, status: TaskState): Promise<TaskView> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const view = await client.getTask(taskId);
-    if (view.status === status) return view;
-    if (Date.now() > deadline) assert.fail(`task ${taskId} is ${view.status}, not ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** Starts a task and takes it away from ext-tasks' background driver, so the test steers it. */
@@ -89,7 +80,7 @@ describe('modern task server, driven by real clients', () => {
 
   it('parks ask_name in input_required until tasks/update answers it', async () => {
     const taskId = await startTask(client, 'ask_name');
-    const parked = await waitForStatus(client, taskId, 'input_required');
+    const parked = await waitForModernStatus(client, taskId, 'input_required');
     const inputRequests = parked.raw.inputRequests as Record<string, { method: string; params: Record<string, unknown> }>;
     const [key, ...others] = Object.keys(inputRequests);
     assert.deepEqual(others, []);
@@ -103,7 +94,7 @@ describe('modern task server, driven by real clients', () => {
     assert.equal(ack.response?.result?.resultType, 'complete');
     assert.ok(!('status' in (ack.response?.result ?? {})));
 
-    const done = await waitForStatus(client, taskId, 'completed');
+    const done = await waitForModernStatus(client, taskId, 'completed');
     assert.equal(textOf(done.raw.result as Record<string, unknown>), 'Hello, Ada');
   });
 
@@ -124,7 +115,7 @@ describe('modern task server, driven by real clients', () => {
     const taskId = await startTask(client, 'slow_scan', { seconds: 30 });
     await client.cancelTask(taskId);
     const first = client.lastExchange();
-    await waitForStatus(client, taskId, 'cancelled');
+    await waitForModernStatus(client, taskId, 'cancelled');
     await client.cancelTask(taskId);
     const second = client.lastExchange();
     assert.equal(first.status, 200);

@@ -5,25 +5,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-
-async function createTask(client: Client, tool: string, args: Record<string, unknown> = {}, ttl = 60_000) {
-  const created = await client.request({ method: 'tools/call', params: { name: tool, arguments: args, task: { ttl } } }, CreateTaskResultSchema);
-  return created.task;
-}
-
-async function waitForStatus(client: Client, taskId: string, wanted: string[], ms = 10_000): Promise<{ status: string; statusMessage?: string }> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const task = await client.experimental.tasks.getTask(taskId);
-    if (wanted.includes(task.status)) return task;
-    if (Date.now() > until) assert.fail(`task stayed ${task.status}`);
-    await sleep(Math.max(task.pollInterval ?? 100, 50));
-  }
-}
+import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
 
 const stats = (stack: TaskStack) => stack.backends[0]!.stats as ExampleServerStats;
 
@@ -55,10 +41,10 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
 
   it('runs a plain tool as a task: created at once, polled, completed with its result', async () => {
     stats(stack).reset();
-    const task = await createTask(alice, 'slow_report', { seconds: 0.6, steps: 3 });
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 0.6, steps: 3 });
     assert.ok(isHandleShaped(task.taskId));
     assert.equal(task.status, 'working');
-    const done = await waitForStatus(alice, task.taskId, ['completed']);
+    const done = await waitForLegacyStatus(alice, task.taskId, ['completed']);
     assert.equal(done.status, 'completed');
     const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match(JSON.stringify(result.content), /Report ready/);
@@ -69,15 +55,15 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
   });
 
   it('shows backend progress as the statusMessage while it runs', async () => {
-    const task = await createTask(alice, 'slow_report', { seconds: 2, steps: 4 });
-    const seen = await waitForStatus(alice, task.taskId, ['working', 'completed'], 5000);
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 2, steps: 4 });
+    const seen = await waitForLegacyStatus(alice, task.taskId, ['working', 'completed'], 5000);
     let message = seen.statusMessage;
     for (let i = 0; i < 40 && !message?.startsWith('step'); i++) {
       await sleep(100);
       message = (await alice.experimental.tasks.getTask(task.taskId)).statusMessage;
     }
     assert.match(message ?? '', /^step \d of 4$/);
-    await waitForStatus(alice, task.taskId, ['completed']);
+    await waitForLegacyStatus(alice, task.taskId, ['completed']);
   });
 
   it('relays a question the backend asks mid-call on tasks/result, and routes the answer back to the call', async () => {
@@ -88,12 +74,12 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
       return { action: 'accept', content: { color: 'teal' } };
     });
     try {
-      const task = await createTask(client, 'elicit_color');
-      assert.equal((await waitForStatus(client, task.taskId, ['input_required'])).status, 'input_required');
+      const task = await createLegacyTask(client, 'elicit_color');
+      assert.equal((await waitForLegacyStatus(client, task.taskId, ['input_required'])).status, 'input_required');
       const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
       assert.match(JSON.stringify(result.content), /Colour: teal/);
       assert.equal((result._meta?.['io.modelcontextprotocol/related-task'] as { taskId: string }).taskId, task.taskId);
-      assert.equal((await waitForStatus(client, task.taskId, ['completed'])).status, 'completed');
+      assert.equal((await waitForLegacyStatus(client, task.taskId, ['completed'])).status, 'completed');
     } finally {
       await client.close();
     }
@@ -101,7 +87,7 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
 
   it('cancels: the backend sees notifications/cancelled, the task is cancelled, a second cancel is -32602', async () => {
     stats(stack).reset();
-    const task = await createTask(alice, 'slow_report', { seconds: 30, steps: 30 });
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 30, steps: 30 });
     await sleep(200);
     const cancelled = await alice.experimental.tasks.cancelTask(task.taskId);
     assert.equal(cancelled.status, 'cancelled');
@@ -117,8 +103,8 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
 
   it('ends failed on a tool error (isError: true), keeping the result tasks/result answers', async () => {
     for (const [tool, text] of [['report_error', /source unavailable/], ['no_such_tool', /not found/]] as const) {
-      const task = await createTask(alice, tool, { ms: 50 });
-      assert.equal((await waitForStatus(alice, task.taskId, ['failed', 'completed'])).status, 'failed');
+      const task = await createLegacyTask(alice, tool, { ms: 50 });
+      assert.equal((await waitForLegacyStatus(alice, task.taskId, ['failed', 'completed'])).status, 'failed');
       const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
       assert.equal(result.isError, true);
       assert.match(JSON.stringify(result.content), text);
@@ -126,7 +112,7 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
   });
 
   it('answers another principal exactly as an unknown task, and lists only the caller\'s own', async () => {
-    const task = await createTask(alice, 'slow_report', { seconds: 0.2, steps: 1 });
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 0.2, steps: 1 });
     const bob = await legacyClient(stack, 'bob');
     try {
       const refusals = await Promise.all([

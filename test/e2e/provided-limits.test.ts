@@ -6,23 +6,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-
-async function createTask(client: Client, tool: string, args: Record<string, unknown> = {}, ttl = 60_000) {
-  return (await client.request({ method: 'tools/call', params: { name: tool, arguments: args, task: { ttl } } }, CreateTaskResultSchema)).task;
-}
-
-async function waitForStatus(client: Client, taskId: string, wanted: string, ms = 10_000) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const task = await client.experimental.tasks.getTask(taskId);
-    if (task.status === wanted) return task;
-    if (Date.now() > until) assert.fail(`task stayed ${task.status}`);
-    await sleep(Math.max(task.pollInterval ?? 100, 50));
-  }
-}
+import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
 
 const metric = async (stack: TaskStack, pattern: RegExp): Promise<number> => {
   const text = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
@@ -52,7 +39,7 @@ describe('tasks the gateway runs: limits, lifetimes and failures (2025-11-25)', 
   });
 
   it('governs polls like any task: an early one is answered from the snapshot', async () => {
-    const task = await createTask(alice, 'slow_report', { seconds: 0.3, steps: 1 });
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 0.3, steps: 1 });
     const before = await metric(stack, /taskgate_polls_total\{outcome="cached"\} (\d+)/);
     const first = await alice.experimental.tasks.getTask(task.taskId);
     const early = await alice.experimental.tasks.getTask(task.taskId);
@@ -64,13 +51,13 @@ describe('tasks the gateway runs: limits, lifetimes and failures (2025-11-25)', 
     await sleep(400);
     // HTTP 429 with the JSON-RPC error: the SDK client reports it as a transport error, quoting the body.
     const rejected = (code: number) => (e: unknown) => e instanceof Error && e.message.includes(String(code));
-    const alices = [await createTask(alice, 'slow_report', { seconds: 5, steps: 5 }), await createTask(alice, 'slow_report', { seconds: 5, steps: 5 })];
+    const alices = [await createLegacyTask(alice, 'slow_report', { seconds: 5, steps: 5 }), await createLegacyTask(alice, 'slow_report', { seconds: 5, steps: 5 })];
     const bob = await legacyClient(stack, 'bob');
     try {
-      await assert.rejects(createTask(alice, 'slow_report', { seconds: 5 }), rejected(-31002));
-      const bobs = await createTask(bob, 'slow_report', { seconds: 5, steps: 5 });
+      await assert.rejects(createLegacyTask(alice, 'slow_report', { seconds: 5 }), rejected(-31002));
+      const bobs = await createLegacyTask(bob, 'slow_report', { seconds: 5, steps: 5 });
       // Three calls held, the replica's cap: bob's second is refused though he has one live task.
-      await assert.rejects(createTask(bob, 'slow_report', { seconds: 5 }), rejected(-31006));
+      await assert.rejects(createLegacyTask(bob, 'slow_report', { seconds: 5 }), rejected(-31006));
       await bob.experimental.tasks.cancelTask(bobs.taskId);
     } finally {
       await bob.close();
@@ -79,20 +66,20 @@ describe('tasks the gateway runs: limits, lifetimes and failures (2025-11-25)', 
   });
 
   it('ends a call that outlasts upstreams.*.providedTasks.timeout failed, saying why', async () => {
-    const task = await createTask(alice, 'slow_report', { seconds: 20, steps: 20 });
-    const failed = await waitForStatus(alice, task.taskId, 'failed');
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 20, steps: 20 });
+    const failed = await waitForLegacyStatus(alice, task.taskId, 'failed');
     assert.match(failed.statusMessage ?? '', /did not answer within 1500 ms/);
   });
 
   it('ends a task whose result is over tasks.provided.maxResultBytes failed, never cut', async () => {
-    const task = await createTask(alice, 'echo', { text: 'x'.repeat(200) });
-    const failed = await waitForStatus(alice, task.taskId, 'failed');
+    const task = await createLegacyTask(alice, 'echo', { text: 'x'.repeat(200) });
+    const failed = await waitForLegacyStatus(alice, task.taskId, 'failed');
     assert.match(failed.statusMessage ?? '', /larger than tasks\.provided\.maxResultBytes/);
   });
 
   it('forgets a read-once task once its result was delivered', async () => {
-    const task = await createTask(alice, 'echo', { text: 'once' });
-    await waitForStatus(alice, task.taskId, 'completed');
+    const task = await createLegacyTask(alice, 'echo', { text: 'once' });
+    await waitForLegacyStatus(alice, task.taskId, 'completed');
     const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match(JSON.stringify(result.content), /once/);
     await assert.rejects(alice.experimental.tasks.getTask(task.taskId), (e: unknown) => e instanceof McpError && e.code === -32602);
@@ -100,7 +87,7 @@ describe('tasks the gateway runs: limits, lifetimes and failures (2025-11-25)', 
 
   it('forgets a task at the end of its lifetime and stops its call', async () => {
     (stack.backends[0]!.stats as ExampleServerStats).reset();
-    const task = await createTask(alice, 'slow_report', { seconds: 1.2, steps: 12 }, 600);
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 1.2, steps: 12 }, 600);
     await sleep(1200);
     await assert.rejects(alice.experimental.tasks.getTask(task.taskId), (e: unknown) => e instanceof McpError && e.code === -32602);
     const stats = stack.backends[0]!.stats as ExampleServerStats;

@@ -4,20 +4,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { JsonRpcResponseError, type TaskState, type TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import type { ModernTaskClient } from './modern-client.js';
 import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-
-async function waitForStatus(client: ModernTaskClient, taskId: string, status: TaskState, ms = 10_000): Promise<TaskView> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const view = await client.getTask(taskId);
-    if (view.status === status) return view;
-    if (Date.now() > until) assert.fail(`task is ${view.status}, not ${status}`);
-    await sleep(60);
-  }
-}
+import { waitForModernStatus } from './task-waits.js';
 
 const textOf = (value: unknown): string | undefined => ((value as { content?: Array<{ text?: string }> })?.content ?? [])[0]?.text;
 
@@ -80,13 +71,13 @@ describe('2026-07-28 tasks the gateway runs for a server that has none', () => {
     const created = await alice.raw('tools/call', { name: 'slow_then_ask', arguments: {} });
     const taskId = String(created.response?.result?.taskId);
     assert.ok(isHandleShaped(taskId), JSON.stringify(created.response));
-    const asking = await waitForStatus(alice, taskId, 'input_required');
+    const asking = await waitForModernStatus(alice, taskId, 'input_required');
     const keys = Object.keys((asking.raw.inputRequests ?? {}) as object);
     assert.deepEqual(keys, ['1.name'], 'the backend\'s key, made unique over the task\'s life');
     const calls = () => stack.backends[0]!.stats.requests.filter((r) => r.rpcMethod === 'tools/call').length;
     const before = calls();
     await alice.updateTask(taskId, { '1.name': { action: 'accept', content: { name: 'Ada' } } });
-    const done = await waitForStatus(alice, taskId, 'completed');
+    const done = await waitForModernStatus(alice, taskId, 'completed');
     assert.match(textOf(done.raw.result) ?? '', /Hello at last, Ada/);
     assert.equal(calls(), before + 1, 'the call was retried once');
     const retry = stack.backends[0]!.stats.requests.filter((r) => r.rpcMethod === 'tools/call').at(-1);
@@ -97,13 +88,13 @@ describe('2026-07-28 tasks the gateway runs for a server that has none', () => {
   it('ends failed with the backend\'s JSON-RPC error inline, and completed with isError for a tool error', async () => {
     const failing = await alice.raw('tools/call', { name: 'fail_task', arguments: {} });
     const failTask = String(failing.response?.result?.taskId);
-    const failed = await waitForStatus(alice, failTask, 'failed');
+    const failed = await waitForModernStatus(alice, failTask, 'failed');
     assert.ok(failed);
     const polled = alice.lastExchange().response?.result ?? {};
     assert.equal((polled.error as { code: number }).code, -32603);
     const erring = await alice.raw('tools/call', { name: 'tool_error', arguments: {} });
     const errTask = String(erring.response?.result?.taskId);
-    await waitForStatus(alice, errTask, 'completed');
+    await waitForModernStatus(alice, errTask, 'completed');
     const done = alice.lastExchange().response?.result ?? {};
     assert.equal((done.result as { isError?: boolean }).isError, true);
   });
@@ -114,7 +105,7 @@ describe('2026-07-28 tasks the gateway runs for a server that has none', () => {
     const taskId = String(started.response?.result?.taskId);
     assert.ok(isHandleShaped(taskId));
     await alice.cancelTask(taskId);
-    assert.equal((await waitForStatus(alice, taskId, 'cancelled')).status, 'cancelled');
+    assert.equal((await waitForModernStatus(alice, taskId, 'cancelled')).status, 'cancelled');
     for (let i = 0; i < 50 && stack.backends[0]!.stats.aborted === 0; i++) await sleep(50);
     assert.equal(stack.backends[0]!.stats.aborted, 1, 'the backend saw its call closed');
   });

@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startJwksServer, type JwksServer, LEGACY_POST_HEADERS, readMessages } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
-import { sleep, waitUntilReady } from './task-harness.js';
+import { startJwksServer, type JwksServer, readMessages } from './harness.js';
+import type { ModernTaskClient } from './modern-client.js';
+import type { GatewayProcess } from './gateway-process.js';
+import { Replicas } from './replica-harness.js';
+import { sleep } from './task-harness.js';
 import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
 
 const installed = redisServerInstalled();
@@ -30,21 +31,11 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
   let jwks: JwksServer;
   let dir: string;
   let policy: string;
-  const running: GatewayProcess[] = [];
-  const clients: ModernTaskClient[] = [];
-
-  const start = async (): Promise<GatewayProcess> => {
-    const gateway = await startGatewayProcess(policy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
-    running.push(gateway);
-    await waitUntilReady(gateway.adminUrl);
-    return gateway;
-  };
-  const client = async (gateway: GatewayProcess): Promise<ModernTaskClient> => {
-    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/mcp' });
-    const c = await createModernTaskClient(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}` } });
-    clients.push(c);
-    return c;
-  };
+  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const running = replicas.running;
+  const start = () => replicas.start(policy);
+  const client = (gateway: GatewayProcess) => replicas.client(gateway);
+  const openLegacySession = (gateway: GatewayProcess) => replicas.openLegacySession(gateway);
   const statusVia = async (c: ModernTaskClient, taskId: string) => (await c.raw('tasks/get', { taskId })).response?.result ?? {};
   const waitFor = async (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
     const until = Date.now() + ms;
@@ -87,8 +78,7 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     );
   });
   after(async () => {
-    await Promise.allSettled(clients.map((c) => c.close()));
-    await Promise.allSettled(running.map((g) => g.stop('SIGKILL')));
+    await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -149,20 +139,6 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const failed = await waitFor(viaD, task, 'failed', 4000);
     assert.match(String(failed.statusMessage), /shut down before the backend answered/);
   });
-
-  async function openLegacySession(gateway: GatewayProcess): Promise<Record<string, string>> {
-    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/legacy' });
-    const headers = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` };
-    const init = await fetch(`${gateway.url}/legacy`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
-    });
-    await init.text();
-    const withSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
-    await (await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: withSession, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
-    return withSession;
-  }
 
   async function legacyPost(gateway: GatewayProcess, headers: Record<string, string>, message: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, ...message }) });

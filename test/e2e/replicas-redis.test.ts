@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startJwksServer, type JwksServer, LEGACY_POST_HEADERS } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
+import { startJwksServer, type JwksServer } from './harness.js';
+import type { GatewayProcess } from './gateway-process.js';
+import { Replicas } from './replica-harness.js';
 import { sleep, waitUntilReady } from './task-harness.js';
 import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
 
@@ -27,21 +27,10 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
   let policy: string;
   /** The same policy with admin.readiness.store: reported. */
   let reportingPolicy: string;
-  const running: GatewayProcess[] = [];
-  const clients: ModernTaskClient[] = [];
-
-  const start = async (): Promise<GatewayProcess> => {
-    const gateway = await startGatewayProcess(policy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
-    running.push(gateway);
-    await waitUntilReady(gateway.adminUrl);
-    return gateway;
-  };
-  const client = async (gateway: GatewayProcess): Promise<ModernTaskClient> => {
-    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/mcp' });
-    const c = await createModernTaskClient(`${gateway.url}/mcp`, { headers: { authorization: `Bearer ${token}` } });
-    clients.push(c);
-    return c;
-  };
+  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const start = () => replicas.start(policy);
+  const client = (gateway: GatewayProcess) => replicas.client(gateway);
+  const openLegacySession = (gateway: GatewayProcess) => replicas.openLegacySession(gateway);
 
   before(async () => {
     redis = await RedisServerProcess.start();
@@ -71,8 +60,7 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     await writeFile(reportingPolicy, document({ readiness: { store: 'reported' } }));
   });
   after(async () => {
-    await Promise.allSettled(clients.map((c) => c.close()));
-    await Promise.allSettled(running.map((g) => g.stop('SIGKILL')));
+    await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -126,9 +114,7 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
   it('fails closed while Redis is away, keeps other traffic flowing, and recovers by itself', async () => {
     // A replica of its own: this test must not depend on what the one before left running.
     const gateway = await start();
-    const reporting = await startGatewayProcess(reportingPolicy, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
-    running.push(reporting);
-    await waitUntilReady(reporting.adminUrl);
+    const reporting = await replicas.start(reportingPolicy);
     const viaG = await client(gateway);
     const handle = String((await viaG.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
     const port = redis.port;
@@ -182,19 +168,5 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/list' }) });
     const body = (await res.json()) as { result: { tasks: Array<{ taskId: string }> } };
     return body.result.tasks.map((t) => t.taskId);
-  }
-
-  async function openLegacySession(gateway: GatewayProcess): Promise<Record<string, string>> {
-    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/legacy' });
-    const headers = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` };
-    const init = await fetch(`${gateway.url}/legacy`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
-    });
-    await init.text();
-    const withSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
-    await (await fetch(`${gateway.url}/legacy`, { method: 'POST', headers: withSession, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
-    return withSession;
   }
 });

@@ -5,25 +5,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-
-async function createTask(client: Client, tool: string, args: Record<string, unknown> = {}, ttl = 60_000) {
-  const created = await client.request({ method: 'tools/call', params: { name: tool, arguments: args, task: { ttl } } }, CreateTaskResultSchema);
-  return created.task;
-}
-
-async function waitForStatus(client: Client, taskId: string, wanted: string[], ms = 8000): Promise<string> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const task = await client.experimental.tasks.getTask(taskId);
-    if (wanted.includes(task.status)) return task.status;
-    if (Date.now() > until) assert.fail(`task stayed ${task.status}`);
-    await sleep(Math.max(task.pollInterval ?? 100, 50));
-  }
-}
+import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
 
 const backendIds = (stack: TaskStack, method: string): string[] =>
   stack.backends.flatMap((b) =>
@@ -49,10 +35,10 @@ describe('2025-11-25 task takeover through the gateway', () => {
   });
 
   it('shows a handle, never the backend id, and reaches the task with the backend id upstream', async () => {
-    const task = await createTask(alice, 'slow_scan', { seconds: 0.5 });
+    const task = await createLegacyTask(alice, 'slow_scan', { seconds: 0.5 });
     assert.ok(isHandleShaped(task.taskId), `not a handle: ${task.taskId}`);
     assert.equal(task.ttl, 30_000, 'the requested 60s is capped to the policy maximum');
-    assert.equal(await waitForStatus(alice, task.taskId, ['completed']), 'completed');
+    assert.equal((await waitForLegacyStatus(alice, task.taskId, ['completed'])).status, 'completed');
     const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match(JSON.stringify(result.content), /scan complete/);
     assert.equal((result._meta?.['io.modelcontextprotocol/related-task'] as { taskId: string }).taskId, task.taskId);
@@ -64,8 +50,8 @@ describe('2025-11-25 task takeover through the gateway', () => {
   });
 
   it('relays the elicitation of an input_required task on tasks/result under a gateway id, and routes the answer back', async () => {
-    const task = await createTask(alice, 'ask_name');
-    assert.equal(await waitForStatus(alice, task.taskId, ['input_required']), 'input_required');
+    const task = await createLegacyTask(alice, 'ask_name');
+    assert.equal((await waitForLegacyStatus(alice, task.taskId, ['input_required'])).status, 'input_required');
     const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match(JSON.stringify(result.content), /Hello, Ada/);
     const answer = stack.backends[0]!.stats.requests.find((r) => r.method === 'POST' && !r.rpcMethod && (r.body as { result?: unknown })?.result);
@@ -73,7 +59,7 @@ describe('2025-11-25 task takeover through the gateway', () => {
   });
 
   it('cancels: the task is cancelled, a second cancel is -32602', async () => {
-    const task = await createTask(alice, 'slow_scan', { seconds: 30 });
+    const task = await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
     const cancelled = await alice.experimental.tasks.cancelTask(task.taskId);
     assert.equal(cancelled.status, 'cancelled');
     assert.equal(cancelled.taskId, task.taskId);
@@ -85,8 +71,8 @@ describe('2025-11-25 task takeover through the gateway', () => {
     alice.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
       seen.push({ taskId: n.params.taskId, status: n.params.status });
     });
-    const task = await createTask(alice, 'slow_scan', { seconds: 0.6 });
-    assert.equal(await waitForStatus(alice, task.taskId, ['completed']), 'completed');
+    const task = await createLegacyTask(alice, 'slow_scan', { seconds: 0.6 });
+    assert.equal((await waitForLegacyStatus(alice, task.taskId, ['completed'])).status, 'completed');
     const until = Date.now() + 3000;
     while (!seen.some((n) => n.status === 'completed') && Date.now() < until) await sleep(20);
     const mine = seen.filter((n) => n.taskId === task.taskId);
@@ -96,19 +82,19 @@ describe('2025-11-25 task takeover through the gateway', () => {
   });
 
   it('marks a failing tool failed', async () => {
-    const task = await createTask(alice, 'fail_task');
-    assert.equal(await waitForStatus(alice, task.taskId, ['failed', 'completed']), 'failed');
+    const task = await createLegacyTask(alice, 'fail_task');
+    assert.equal((await waitForLegacyStatus(alice, task.taskId, ['failed', 'completed'])).status, 'failed');
   });
 
   it('reaches the same tasks from a new session of the same principal, on the creating session upstream', async () => {
     const requests = (stack.backends[0]!.stats as ExampleServerStats).requests;
-    const task = await createTask(alice, 'slow_scan', { seconds: 0.2 });
+    const task = await createLegacyTask(alice, 'slow_scan', { seconds: 0.2 });
     const creatingSession = requests.filter((r) => r.rpcMethod === 'tools/call').at(-1)!.sessionId;
     const again = await legacyClient(stack, 'alice');
     try {
       const newSession = requests.filter((r) => r.rpcMethod === 'notifications/initialized').at(-1)!.sessionId;
       assert.notEqual(newSession, creatingSession);
-      assert.equal(await waitForStatus(again, task.taskId, ['completed']), 'completed');
+      assert.equal((await waitForLegacyStatus(again, task.taskId, ['completed'])).status, 'completed');
       assert.equal(requests.filter((r) => r.rpcMethod === 'tasks/get').at(-1)!.sessionId, creatingSession);
     } finally {
       await again.close();
@@ -118,7 +104,7 @@ describe('2025-11-25 task takeover through the gateway', () => {
   it('lists only the caller\'s own tasks, paged with the gateway\'s cursor', async () => {
     const bob = await legacyClient(stack, 'bob');
     try {
-      const mine = await createTask(bob, 'slow_scan', { seconds: 0.1 });
+      const mine = await createLegacyTask(bob, 'slow_scan', { seconds: 0.1 });
       const listed = await bob.experimental.tasks.listTasks();
       assert.deepEqual(listed.tasks.map((t) => t.taskId), [mine.taskId]);
       const aliceList = await alice.experimental.tasks.listTasks();
@@ -140,7 +126,7 @@ describe('2025-11-25 tasks/list paging', () => {
     const carol = await legacyClient(stack, 'carol');
     try {
       const created = [];
-      for (let i = 0; i < 5; i++) created.push((await createTask(carol, 'slow_scan', { seconds: 0.05 })).taskId);
+      for (let i = 0; i < 5; i++) created.push((await createLegacyTask(carol, 'slow_scan', { seconds: 0.05 })).taskId);
       const seen: string[] = [];
       let cursor: string | undefined;
       do {

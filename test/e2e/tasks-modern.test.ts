@@ -4,26 +4,17 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { JsonRpcResponseError, type TaskState, type TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import type { ModernTaskClient } from './modern-client.js';
 import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { waitForModernStatus } from './task-waits.js';
 
 async function startTask(client: ModernTaskClient, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const execution = await client.callTool(name, args);
   assert.equal(execution.kind, 'task', `${name} did not create a task`);
   await execution.detach();
   return execution.handle.taskId;
-}
-
-async function waitForStatus(client: ModernTaskClient, taskId: string, status: TaskState): Promise<TaskView> {
-  const until = Date.now() + 8000;
-  for (;;) {
-    const view = await client.getTask(taskId);
-    if (view.status === status) return view;
-    if (Date.now() > until) assert.fail(`task is ${view.status}, not ${status}`);
-    await sleep(50);
-  }
 }
 
 const textOf = (value: unknown): string | undefined => ((value as { content?: Array<{ text?: string }> })?.content ?? [])[0]?.text;
@@ -64,19 +55,19 @@ describe('2026-07-28 task takeover through the gateway', () => {
 
   it('reports a failed task with its error, and a tool error as completed', async () => {
     const failed = await startTask(alice, 'fail_task');
-    assert.equal((await waitForStatus(alice, failed, 'failed')).raw.error !== undefined, true);
+    assert.equal((await waitForModernStatus(alice, failed, 'failed')).raw.error !== undefined, true);
     const toolError = await startTask(alice, 'tool_error');
-    const view = await waitForStatus(alice, toolError, 'completed');
+    const view = await waitForModernStatus(alice, toolError, 'completed');
     assert.equal((view.raw.result as { isError?: boolean }).isError, true);
   });
 
   it('routes tasks/update to the task: input_required answered, then completed', async () => {
     const taskId = await startTask(alice, 'ask_name');
-    const parked = await waitForStatus(alice, taskId, 'input_required');
+    const parked = await waitForModernStatus(alice, taskId, 'input_required');
     const [key] = Object.keys(parked.raw.inputRequests as object);
     await alice.updateTask(taskId, { [key!]: { action: 'accept', content: { name: 'Ada' } } });
     assert.equal(alice.lastExchange().response?.result?.resultType, 'complete');
-    const done = await waitForStatus(alice, taskId, 'completed');
+    const done = await waitForModernStatus(alice, taskId, 'completed');
     assert.equal(textOf(done.raw.result), 'Hello, Ada');
   });
 
@@ -84,7 +75,7 @@ describe('2026-07-28 task takeover through the gateway', () => {
     const taskId = await startTask(alice, 'slow_scan', { seconds: 30 });
     await alice.cancelTask(taskId);
     const first = alice.lastExchange();
-    await waitForStatus(alice, taskId, 'cancelled');
+    await waitForModernStatus(alice, taskId, 'cancelled');
     await alice.cancelTask(taskId);
     assert.equal(first.status, 200);
     assert.deepEqual(alice.lastExchange().response?.result, first.response?.result);
