@@ -4,13 +4,15 @@
  * one instance of this process, started once per run.
  *
  * Tool names pick the reply: `echo` (JSON), `stream` (a two-event SSE reply), `create-task`
- * (a task creation result of the request's era) and `big-stream` (an SSE stream of
- * `arguments.bytes`, for the flat-memory check). Task ids starting with `slow-` are given a one
- * hour poll interval, every other task 0 ms, so that the gateway forwards polls of the fast
- * ones and answers early polls of the slow ones from its cache.
+ * (a task creation result of the request's era), `big-stream` (an SSE stream of
+ * `arguments.bytes`, for the flat-memory check) and `slow` (a plain tool with no task support
+ * that holds its JSON reply: the tool the gateway runs as a task, bench/provided.ts). Task ids
+ * starting with `slow-` are given a one hour poll interval, every other task 0 ms, so that the
+ * gateway forwards polls of the fast ones and answers early polls of the slow ones from its cache.
  *
- * GET /stats returns request counters: the harness uses them to check that polls it calls
- * "forwarded" reached the backend and that cached ones did not.
+ * GET /stats returns request counters (and `held:slow`, the calls held now): the harness uses
+ * them to check that polls it calls "forwarded" reached the backend and that cached ones did
+ * not. POST /release[?group=g] answers the held `slow` calls (of one group) at once.
  *
  * POST /v1/traces is a trace collector for runs with tracing on (`--tracing RATIO`): it takes
  * the gateway's OTLP/HTTP exports, counts the spans in them (`otlp:spans`, decoded with the
@@ -40,9 +42,11 @@ function count(key: string): void {
   counters[key] = (counters[key] ?? 0) + 1;
 }
 
-function sendJson(res: ServerResponse, id: Rpc['id'], result: unknown): void {
+function sendJson(res: ServerResponse, id: Rpc['id'], result: unknown, close = false): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id, result });
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  if (close) headers.connection = 'close';
+  res.writeHead(200, headers);
   res.end(body);
 }
 
@@ -77,9 +81,80 @@ function answerToolCall(res: ServerResponse, rpc: Rpc, modern: boolean): void {
     case 'big-stream':
       streamBytes(res, rpc.id, Number(args.bytes ?? 0));
       return;
+    case 'slow':
+      holdSlowCall(res, rpc.id, args, modern);
+      return;
     default:
       sendJson(res, rpc.id, { content: [{ type: 'text', text: `echo ${JSON.stringify(args).slice(0, 64)}` }] });
   }
+}
+
+/** The most `slow` calls held at once, and the longest hold: the backend stays bounded. */
+const MAX_HELD = 25_000;
+const MAX_HOLD_MS = 30 * 60_000;
+
+interface HeldCall {
+  res: ServerResponse;
+  id: Rpc['id'];
+  modern: boolean;
+  close: boolean;
+  group: string | undefined;
+  timer?: NodeJS.Timeout;
+}
+
+const held = new Set<HeldCall>();
+/** Groups released by POST /release: later calls of theirs are answered at once (at most 16 kept). */
+const released = new Set<string>();
+
+function heldCalls(): number {
+  return held.size;
+}
+
+/**
+ * `slow`: a plain tool (no task support) that answers after `arguments.ms` (at most 30
+ * minutes) or when its `group` is released, whichever comes first. `close: true` answers with
+ * `Connection: close`, so a caller's pool does not keep the socket (the memory check). A call
+ * whose client goes away is forgotten. Past MAX_HELD held calls, it answers a JSON-RPC error.
+ */
+function holdSlowCall(res: ServerResponse, id: Rpc['id'], args: Record<string, unknown>, modern: boolean): void {
+  const ms = Math.min(Math.max(Number(args.ms) || 0, 0), MAX_HOLD_MS);
+  const group = typeof args.group === 'string' ? args.group.slice(0, 32) : undefined;
+  const call: HeldCall = { res, id, modern, close: args.close === true, group };
+  if (ms === 0 || (group !== undefined && released.has(group))) {
+    answerSlow(call);
+    return;
+  }
+  if (held.size >= MAX_HELD) {
+    count('slow:refused');
+    const body = JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: `bench backend: more than ${MAX_HELD} calls held` } });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    return;
+  }
+  call.timer = setTimeout(() => answerSlow(call), ms);
+  held.add(call);
+  res.once('close', () => {
+    clearTimeout(call.timer);
+    held.delete(call);
+  });
+}
+
+function answerSlow(call: HeldCall): void {
+  clearTimeout(call.timer);
+  held.delete(call);
+  if (call.res.writableEnded || call.res.destroyed) return;
+  const result = { content: [{ type: 'text', text: 'slow call done' }] };
+  sendJson(call.res, call.id, call.modern ? { resultType: 'complete', ...result } : result, call.close);
+}
+
+/** Answers the held calls of `group` (every held call when undefined); returns how many. */
+function releaseHeld(group: string | undefined): number {
+  if (group !== undefined) {
+    if (released.size >= 16) released.clear();
+    released.add(group);
+  }
+  const calls = [...held].filter((call) => group === undefined || call.group === group);
+  for (const call of calls) answerSlow(call);
+  return calls.length;
 }
 
 /** `total` bytes of progress notifications, written with backpressure, then the result. */
@@ -149,7 +224,13 @@ const server = createServer((req, res) => {
     return;
   }
   if (req.method === 'GET' && req.url === '/stats') {
-    const body = JSON.stringify(counters);
+    const body = JSON.stringify({ ...counters, 'held:slow': heldCalls() });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    return;
+  }
+  if (req.method === 'POST' && req.url?.startsWith('/release')) {
+    const group = new URL(req.url, 'http://backend').searchParams.get('group') ?? undefined;
+    const body = JSON.stringify({ released: releaseHeld(group) });
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     return;
   }
@@ -170,6 +251,7 @@ server.listen(0, '127.0.0.1', () => {
 });
 
 serveParentRequests(async () => {
+  releaseHeld(undefined);
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
