@@ -6,7 +6,7 @@
 
 export interface ChildRequest {
   seq: number;
-  type: 'cpu' | 'memory' | 'stop';
+  type: 'cpu' | 'memory' | 'counters' | 'stop';
   /** memory: collect garbage first (needs --expose-gc), so heap figures are live data only. */
   gc?: boolean;
 }
@@ -26,12 +26,26 @@ export interface MemoryReply {
   arrayBuffers: number;
 }
 
+/** A gateway's own counters (its metrics), read where a scenario needs them checked. */
+export interface GatewayCounters {
+  /** taskgate_tasks_created_total, every label. */
+  tasksCreated: number;
+  /** taskgate_polls_total by outcome: forwarded (on time; for a provided task, answered from the store) and cached (early). */
+  pollsForwarded: number;
+  pollsCached: number;
+  /** taskgate_provided_calls_running: backend calls held for provided tasks now. */
+  providedRunning: number;
+}
+
 export function announceReady(details: Record<string, unknown>): void {
   process.send?.({ type: 'ready', ...details });
 }
 
-/** Answers the harness until it says stop; `close` runs before the process exits. */
-export function serveParentRequests(close: () => Promise<void>): void {
+/**
+ * Answers the harness until it says stop; `close` runs before the process exits. `counters`
+ * answers `counters` (taskgate only; other children are never asked).
+ */
+export function serveParentRequests(close: () => Promise<void>, counters?: () => Promise<GatewayCounters>): void {
   process.on('message', (message: ChildRequest) => {
     const reply = (body: unknown): void => {
       process.send?.({ type: 'reply', seq: message.seq, body });
@@ -53,6 +67,9 @@ export function serveParentRequests(close: () => Promise<void>): void {
         reply({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers } satisfies MemoryReply);
         return;
       }
+      case 'counters':
+        void (counters ? counters() : Promise.resolve(undefined)).then(reply);
+        return;
       case 'stop':
         void close().finally(() => {
           reply({});

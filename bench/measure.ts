@@ -10,6 +10,7 @@ import { delay, type NodeChild, type Pinning } from './children.js';
 import type { CpuReply } from './child-channel.js';
 import type { LoadResult } from './load.js';
 import { foreignLoad, round, snapshotBusy, type ForeignLoad } from './machine.js';
+import { gatewayPerRequest, readCounters, settleHeldCalls, type GatewayPerRequest } from './provided.js';
 import { SCENARIOS, type ScenarioName } from './scenarios.js';
 import type { Target, TargetName } from './targets.js';
 
@@ -35,6 +36,8 @@ export interface Measurement {
   foreign: ForeignLoad;
   /** Set when the cell was measured again because of other load; this is the quietest attempt. */
   retries?: number;
+  /** Provided-task scenarios: taskgate's own counters per request, and the wait for its calls to end. */
+  gateway?: GatewayPerRequest;
 }
 
 export interface RoundsPlan {
@@ -73,16 +76,20 @@ async function backendCpu(backend: NodeChild): Promise<number> {
 }
 
 export async function measureOnce(plan: RoundsPlan, cell: Cell, connections: number, roundNo: number, seconds = plan.seconds): Promise<Measurement> {
-  const counter = SCENARIOS[cell.scenario].backendCounter;
+  const { backendCounter: counter, provided } = SCENARIOS[cell.scenario];
+  // Counters are read outside the CPU window; only the settling wait (a few IPC asks) is inside.
+  const gateway0 = provided ? await readCounters(cell.target) : undefined;
   const stats0 = await backendStats(plan.backend);
   const proxy0 = await cell.target.cpuUs();
   const backend0 = await backendCpu(plan.backend);
   const busy0 = snapshotBusy(plan.ourPids());
   const load = await cell.run(connections, seconds, plan.pinning);
   const busy1 = snapshotBusy(plan.ourPids());
+  const settled = gateway0 && provided?.settles ? await settleHeldCalls(cell.target, gateway0.providedRunning) : undefined;
   const proxy1 = await cell.target.cpuUs();
   const backend1 = await backendCpu(plan.backend);
   const stats1 = await backendStats(plan.backend);
+  const gateway1 = gateway0 ? await readCounters(cell.target) : undefined;
   const requests = Math.max(1, load.requests);
   return {
     round: roundNo,
@@ -94,6 +101,7 @@ export async function measureOnce(plan: RoundsPlan, cell: Cell, connections: num
     backendCpuUsPerRequest: round((backend1 - backend0) / requests, 1),
     upstreamPerRequest: round(((stats1[counter] ?? 0) - (stats0[counter] ?? 0)) / requests, 3),
     foreign: foreignLoad(busy0, busy1),
+    ...(gateway0 && gateway1 ? { gateway: gatewayPerRequest(gateway0, gateway1, requests, settled) } : {}),
   };
 }
 

@@ -10,6 +10,8 @@ import { REPO_ROOT } from './children.js';
 import type { MachineInfo } from './machine.js';
 import type { Measurement } from './measure.js';
 import type { MemoryCheck } from './memory-check.js';
+import { providedMarkdown, type ProvidedRow } from './provided.js';
+import { providedMemoryText, type ProvidedMemoryCheck } from './provided-memory.js';
 import { goalsText, markdownTable, scenarioLegend, tableRows, targetLegend, textTable, type CellSummary, type Goal } from './report.js';
 import type { ScenarioName } from './scenarios.js';
 import type { SseCheck } from './sse-check.js';
@@ -33,6 +35,8 @@ export interface BenchReport {
   goals: Goal[];
   memory: MemoryCheck | { skipped: string };
   sse: SseCheck | { skipped: string };
+  /** Tasks the gateway runs itself: the provided rows beside the backend-owned ones, and memory per running task. */
+  provided: { rows: ProvidedRow[]; memory: ProvidedMemoryCheck | { skipped: string } };
   durationSeconds: number;
   measurements: Measurement[];
 }
@@ -99,6 +103,14 @@ export function renderMarkdown(report: BenchReport, svgPath: string): string {
     '',
     sseText(report.sse),
     '',
+    '**Provided tasks** (the gateway runs the call; CPU medians from the table above, the whole backend call charged to its creation):',
+    '',
+    providedMarkdown(report.provided.rows),
+    '',
+    '**Memory per running provided task**:',
+    '',
+    providedMemoryText(report.provided.memory),
+    '',
     'Scenarios:',
     '',
     scenarioLegend(scenarioOrder),
@@ -115,6 +127,7 @@ export function printSummary(report: BenchReport): void {
   console.log(`load generator: ${report.loadGenerator}; ${report.pinning}`);
   for (const s of report.skipped) console.log(`skipped ${s.name}: ${s.reason}`);
   console.log(`\ngoals:\n${goalsText(report.goals)}\n\nmemory:\n${memoryText(report.memory)}\n\nsse:\n${sseText(report.sse)}\n`);
+  console.log(`provided tasks:\n${providedMarkdown(report.provided.rows)}\n\nmemory per running provided task:\n${providedMemoryText(report.provided.memory)}\n`);
 }
 
 /** Writes `<base>.json`, `.svg` and `.md` into `dir`; updates the docs page when asked. */

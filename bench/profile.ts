@@ -1,7 +1,8 @@
 /**
  * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify] [--syscalls] [--tracing RATIO]`:
  * taskgate on the memory store (`--target taskgate-redis`: on Redis; `--target fastify`: the plain
- * passthrough it is measured against) under one
+ * passthrough it is measured against; a provided-task scenario: the taskgate with its provided-task
+ * policy, bench/provided.ts, whose held calls end after the window) under one
  * scenario's load with --cpu-prof, then the top self-time functions and the
  * self time per source area, counted only over the load window (start-up and the JIT warm-up
  * are cut off). Writes bench/results/profile-<scenario>.md and keeps the .cpuprofile beside it
@@ -24,6 +25,7 @@ import { detectPinning, REPO_ROOT, startNodeChild } from './children.js';
 import { startIssuer } from './jwks.js';
 import { planLoad } from './load.js';
 import { hasCommand } from './nginx.js';
+import { releaseHeld, startProvidedTarget } from './provided.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
 import { gitRevision, isSkipped, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
 import { describeMachine } from './machine.js';
@@ -163,7 +165,11 @@ async function main(): Promise<void> {
   const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
   const profArgs = args.syscalls ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=250'];
-  const started = passthrough
+  const role = SCENARIOS[scenario].provided?.role;
+  if (role && passthrough) throw new Error(`${scenario} runs on taskgate only`);
+  const started = role
+    ? await startProvidedTarget(pinning, args.target as 'taskgate-memory' | 'taskgate-redis', role, { backendUrl: backend.url, issuer }, profArgs)
+    : passthrough
     ? await startFastifyTarget(pinning, backend.url, profArgs)
     : args.target === 'taskgate-redis'
       ? await startRedisTaskgate(pinning, { backendUrl: backend.url, issuer, tracingRatio }, profArgs)
@@ -182,6 +188,8 @@ async function main(): Promise<void> {
     const before = await target.child!.ask<CpuReply>('cpu');
     const load = await run(Number(args.connections), Number(args.seconds), pinning);
     const after = await target.child!.ask<CpuReply>('cpu');
+    // Held calls (the polled provided tasks') would hold the gateway's stop for its drain time.
+    await releaseHeld(backend);
     await target.stop();
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('no .cpuprofile was written');
@@ -203,6 +211,7 @@ async function main(): Promise<void> {
     copyFileSync(join(profDir, file), join(out, `${name}.cpuprofile`));
     console.log(text);
   } finally {
+    await releaseHeld(backend).catch(() => 0);
     await target.stop();
     await backend.stop();
     await issuer.close();

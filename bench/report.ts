@@ -4,6 +4,7 @@
  */
 import type { Measurement } from './measure.js';
 import { round } from './machine.js';
+import type { GatewayPerRequest } from './provided.js';
 import { SCENARIOS, type ScenarioName } from './scenarios.js';
 import { TARGET_LABELS, type TargetName } from './targets.js';
 
@@ -27,6 +28,8 @@ export interface CellSummary {
   upstreamPerRequest: number;
   errors: number;
   requests: number;
+  /** Provided-task scenarios: taskgate's counters per request, medians over the kept rounds. */
+  gateway?: GatewayPerRequest;
 }
 
 export interface Goal {
@@ -67,8 +70,24 @@ export function summarize(measurements: Measurement[], keptRounds: number[]): Ce
       upstreamPerRequest: spread(ms.map((m) => m.upstreamPerRequest)).median,
       errors: ms.reduce((s, m) => s + m.load.errors, 0),
       requests: ms.reduce((s, m) => s + m.load.requests, 0),
+      ...(ms.every((m) => m.gateway) ? { gateway: gatewayMedians(ms.map((m) => m.gateway!)) } : {}),
     };
   });
+}
+
+function gatewayMedians(values: GatewayPerRequest[]): GatewayPerRequest {
+  const median = (pick: (g: GatewayPerRequest) => number | undefined) => {
+    const xs = values.map(pick).filter((v): v is number => v !== undefined);
+    return xs.length ? spread(xs).median : undefined;
+  };
+  const settleMs = median((g) => g.settleMs);
+  const unsettled = values.reduce((sum, g) => sum + (g.unsettled ?? 0), 0);
+  return {
+    createdPerRequest: median((g) => g.createdPerRequest)!,
+    forwardedPollsPerRequest: median((g) => g.forwardedPollsPerRequest)!,
+    cachedPollsPerRequest: median((g) => g.cachedPollsPerRequest)!,
+    ...(settleMs === undefined ? {} : { settleMs, unsettled }),
+  };
 }
 
 function find(cells: CellSummary[], target: TargetName, scenario: ScenarioName, connections: number): CellSummary | undefined {

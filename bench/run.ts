@@ -3,8 +3,8 @@
  * issuer and every target, prepares each scenario's requests, runs rounds of load with the
  * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
  *
- *   tsx bench/run.ts            full run (≥ 5 rounds, under 15 minutes)
- *   tsx bench/run.ts --quick    2 short rounds, under 2 minutes
+ *   tsx bench/run.ts            full run (≥ 5 rounds, under 20 minutes)
+ *   tsx bench/run.ts --quick    2 short rounds, under 4 minutes
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
@@ -21,6 +21,8 @@ import { planLoad, removeLoadScripts, type LoadTool } from './load.js';
 import { describeMachine } from './machine.js';
 import { runRounds, measureOnce, type Cell, type RoundsPlan } from './measure.js';
 import { checkTaskMemory } from './memory-check.js';
+import { checkProvidedMemory } from './provided-memory.js';
+import { providedRows, releaseHeld, startProvidedTargets, variantKey, type ProvidedRole } from './provided.js';
 import { ensureDebianTool, hasCommand } from './nginx.js';
 import { printSummary, writeOutputs, type BenchReport } from './output.js';
 import { evaluateGoals, summarize } from './report.js';
@@ -40,6 +42,9 @@ interface ModeSettings {
   connections: number[];
   warmupSeconds: number;
   memoryTasks: number;
+  /** Provided tasks held running at once in the memory step; `providedQueued` adds the default-sockets run. */
+  providedMemoryTasks: number;
+  providedQueued: boolean;
   streamBytes: number;
   ttfbSamples: number;
   /** Hard limit for the whole run; extra rounds stop well before it. */
@@ -51,12 +56,18 @@ interface ModeSettings {
 }
 
 const MODES: Record<Mode, ModeSettings> = {
-  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 15 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES },
-  // wrk runs whole seconds, so quick stays under two minutes by leaving out the two variant
-  // scenarios (the SSE check still times SSE replies); the full run has all six.
-  quick: { rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 2 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES, scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create'] },
-  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 60_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json'] },
+  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 20 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES },
+  // wrk runs whole seconds, so quick stays short by leaving out the variant scenarios (the SSE
+  // check still times SSE replies) and keeping one era of each provided pair (2026); the full
+  // run has them all.
+  quick: {
+    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 4 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
+    scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
+  },
+  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025', 'provided-get-2026'] },
 };
+/** Time kept after the rounds for the SSE and memory checks: no extra round starts inside it. */
+const CHECKS_RESERVE_MS = 210_000;
 /** Average cores used by other processes above which a round is dropped. */
 const FOREIGN_THRESHOLD_CORES = 0.25;
 /** Principals for the memory check: ~100 tasks each at 100k, as many owners as real traffic. */
@@ -170,11 +181,19 @@ async function main(): Promise<void> {
   const policy = taskgatePolicy({ backendUrl: backend.url, issuer });
   const { targets, skipped } = await startTargets(pinning, backend, policy, issuer);
   log(`targets up: ${targets.map((t) => t.name).join(', ')}`);
+  // Provided scenarios run on taskgates of their own with the provided-task policy (bench/provided.ts).
+  const roles = new Set(settings.scenarios.map((s) => SCENARIOS[s].provided?.role).filter((r): r is ProvidedRole => r !== undefined));
+  const variants = await startProvidedTargets(pinning, targets.filter((t) => t.isTaskgate).map((t) => t.name), roles, { backendUrl: backend.url, issuer }, log);
+  running.push(...variants.values());
+  if (variants.size) log(`provided-task taskgates up: ${[...variants.keys()].join(', ')}`);
 
   const cells: Cell[] = [];
   for (const scenario of settings.scenarios) {
-    for (const target of targets) {
-      if (SCENARIOS[scenario].taskgateOnly && !target.isTaskgate) continue;
+    for (const main of targets) {
+      if (SCENARIOS[scenario].taskgateOnly && !main.isTaskgate) continue;
+      const role = SCENARIOS[scenario].provided?.role;
+      const target = role ? variants.get(variantKey(main.name, role)) : main;
+      if (!target) continue;
       const specs = await prepareRequests(scenario, target, tokens);
       await checkRequests(target, scenario, specs);
       cells.push({ target, scenario, run: planLoad(load.tool, target.url, specs) });
@@ -189,11 +208,11 @@ async function main(): Promise<void> {
     maxExtraRounds: settings.extraRounds,
     foreignThreshold: FOREIGN_THRESHOLD_CORES,
     // Extra rounds must leave time for the memory and SSE checks after them.
-    deadline: started + settings.limitMs - 150_000,
+    deadline: started + settings.limitMs - CHECKS_RESERVE_MS,
     retryBudgetMs: settings.retryBudgetMs,
     pinning,
     backend,
-    ourPids: () => [backend.pid, ...targets.flatMap((t) => t.pids())],
+    ourPids: () => [backend.pid, ...[...targets, ...variants.values()].flatMap((t) => t.pids())],
     log,
   };
   if (settings.warmupSeconds > 0) {
@@ -210,14 +229,20 @@ async function main(): Promise<void> {
   const token = tokens[0]!;
   log('SSE: time to first byte and a large stream at a fixed read pace');
   const sse = await checkSse(targets.filter((t) => t.name !== 'taskgate-redis'), token, { samples: settings.ttfbSamples, streamBytes: settings.streamBytes, paceBytesPerSecond: 25_000_000 });
-  // The load targets stop first, so the fresh gateway of the memory check has the proxy core alone.
-  for (const t of targets) {
+  // The load targets stop first, so the fresh gateway of the memory check has the proxy core
+  // alone; the calls of the polled provided tasks are answered first, so they stop at once.
+  await releaseHeld(backend);
+  for (const t of [...targets, ...variants.values()]) {
     await t.stop();
     running.splice(running.indexOf(t), 1);
   }
   log(`memory: ${settings.memoryTasks} live tasks in a fresh taskgate`);
   const memory = settings.targets.includes('taskgate-memory')
     ? await checkTaskMemory({ pinning, policy, tokens, backend, count: settings.memoryTasks })
+    : { skipped: 'taskgate-memory not among the targets' };
+  log(`memory: ${settings.providedMemoryTasks} running provided tasks in a fresh taskgate${settings.providedQueued ? ', twice' : ''}`);
+  const providedMemory = settings.targets.includes('taskgate-memory')
+    ? await checkProvidedMemory({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, count: settings.providedMemoryTasks, queued: settings.providedQueued })
     : { skipped: 'taskgate-memory not among the targets' };
 
   const results = summarize(outcome.measurements, outcome.kept);
@@ -240,6 +265,7 @@ async function main(): Promise<void> {
     goals: evaluateGoals(results, 'skipped' in memory ? undefined : memory.heapBytesPerTask, redisSkip),
     memory,
     sse,
+    provided: { rows: providedRows(results), memory: providedMemory },
     durationSeconds: Math.round((Date.now() - started) / 1000),
     measurements: outcome.measurements,
   };

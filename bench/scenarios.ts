@@ -4,10 +4,26 @@
  * handles, which it minted for tasks created through it before the run.
  */
 import { randomBytes } from 'node:crypto';
-import type { Target } from './targets.js';
+import { PROVIDED_TOOL, type Target } from './targets.js';
 
-export const SCENARIO_NAMES = ['tools-json', 'tools-sse', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create'] as const;
+export const SCENARIO_NAMES = [
+  'tools-json', 'tools-sse', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create', 'task-create-2025',
+  'provided-create-2025', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached',
+] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+/**
+ * A scenario of tasks the gateway runs itself (bench/provided.ts). It runs on a taskgate of
+ * its own with the provided-task policy (`role`), and each run is checked against taskgate's
+ * counters (`expect`: a task created, or a poll answered on time or from cache, per request).
+ * A creation's backend call outlives the load: `settles` makes the run wait, before its CPU is
+ * read, until the calls it started have ended, so each creation is charged its whole call.
+ */
+export interface ProvidedScenario {
+  readonly role: 'provided' | 'provided-cached';
+  readonly expect: 'created' | 'forwarded' | 'cached';
+  readonly settles: boolean;
+}
 
 export interface Scenario {
   readonly name: ScenarioName;
@@ -18,6 +34,7 @@ export interface Scenario {
   readonly backendCounter: string;
   /** Meaningful only where there is a task cache (taskgate). */
   readonly taskgateOnly: boolean;
+  readonly provided?: ProvidedScenario;
 }
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -27,6 +44,39 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   'tasks-get-2025': { name: 'tasks-get-2025', short: 'tasks/get forwarded, 2025', title: 'tasks/get forwarded, bearer token (2025-11-25)', backendCounter: 'tasks/get', taskgateOnly: false },
   'tasks-get-cached': { name: 'tasks-get-cached', short: 'tasks/get from cache, 2026', title: 'early tasks/get answered from cache (2026-07-28)', backendCounter: 'tasks/get', taskgateOnly: true },
   'task-create': { name: 'task-create', short: 'task creation, 2026', title: 'task creation, tools/call (2026-07-28)', backendCounter: 'tools/call:create-task', taskgateOnly: false },
+  'task-create-2025': { name: 'task-create-2025', short: 'task creation, 2025', title: 'task creation, tools/call with params.task (2025-11-25)', backendCounter: 'tools/call:create-task', taskgateOnly: false },
+  'provided-create-2025': {
+    name: 'provided-create-2025',
+    short: 'provided task creation, 2025',
+    title: 'provided task: tools/call with params.task of a plain tool the backend holds 250 ms; the whole call is charged (2025-11-25)',
+    backendCounter: `tools/call:${PROVIDED_TOOL}`,
+    taskgateOnly: true,
+    provided: { role: 'provided', expect: 'created', settles: true },
+  },
+  'provided-create-2026': {
+    name: 'provided-create-2026',
+    short: 'provided task promotion, 2026',
+    title: 'provided task: tools/call of a plain tool the backend holds 250 ms, a task after promoteAfter (1 ms); the whole call is charged (2026-07-28)',
+    backendCounter: `tools/call:${PROVIDED_TOOL}`,
+    taskgateOnly: true,
+    provided: { role: 'provided', expect: 'created', settles: true },
+  },
+  'provided-get-2026': {
+    name: 'provided-get-2026',
+    short: 'provided tasks/get, 2026',
+    title: 'tasks/get of a running provided task, on time: answered from the store (2026-07-28)',
+    backendCounter: 'tasks/get',
+    taskgateOnly: true,
+    provided: { role: 'provided', expect: 'forwarded', settles: false },
+  },
+  'provided-get-cached': {
+    name: 'provided-get-cached',
+    short: 'provided tasks/get cached, 2026',
+    title: 'early tasks/get of a running provided task, answered from cache (2026-07-28)',
+    backendCounter: 'tasks/get',
+    taskgateOnly: true,
+    provided: { role: 'provided-cached', expect: 'cached', settles: false },
+  },
 };
 
 export interface RequestSpec {
@@ -42,6 +92,10 @@ const POLLERS = 4;
 const TASKS_PER_POLLER = 8;
 /** Principals creating tasks in task-create, so no one principal's task list dominates. */
 export const CREATORS = 64;
+/** How long the backend holds the call of a provided creation: far past promoteAfter under load. */
+export const CREATION_HOLD_MS = 250;
+/** The calls of polled provided tasks are held for the whole run (the backend caps a hold at 30 minutes). */
+const RUN_HOLD_MS = 25 * 60_000;
 
 /** One JSON-RPC request of `era`, with the headers its transport asks for. */
 export function rpcRequest(era: Era, token: string, method: string, params: Record<string, unknown>, mcpName?: string): RequestSpec {
@@ -71,6 +125,13 @@ export function toolCall(era: Era, token: string, name: string, args: Record<str
   return rpcRequest(era, token, 'tools/call', params, name);
 }
 
+/** A tools/call of the provided tool; 2025 asks for a task, 2026 declares the extension (rpcRequest). */
+export function providedCall(era: Era, token: string, args: Record<string, unknown>): RequestSpec {
+  const params: Record<string, unknown> = { name: PROVIDED_TOOL, arguments: args };
+  if (era === '2025-11-25') params.task = { ttl: 3_600_000 };
+  return rpcRequest(era, token, 'tools/call', params, PROVIDED_TOOL);
+}
+
 export function tasksGet(era: Era, token: string, handle: string): RequestSpec {
   return rpcRequest(era, token, 'tasks/get', { taskId: handle }, handle);
 }
@@ -91,8 +152,9 @@ export async function send(url: string, spec: RequestSpec): Promise<{ status: nu
   return { status: res.status, message };
 }
 
-async function createTask(target: Target, era: Era, token: string, poll: 'fast' | 'slow'): Promise<string> {
-  const { status, message } = await send(target.url, toolCall(era, token, 'create-task', { poll }));
+async function createTask(target: Target, era: Era, token: string, poll: 'fast' | 'slow' | 'provided'): Promise<string> {
+  const spec = poll === 'provided' ? providedCall(era, token, { ms: RUN_HOLD_MS, group: 'run' }) : toolCall(era, token, 'create-task', { poll });
+  const { status, message } = await send(target.url, spec);
   const result = message?.result as { taskId?: string; task?: { taskId?: string } } | undefined;
   const handle = era === '2026-07-28' ? result?.taskId : result?.task?.taskId;
   if (status !== 200 || typeof handle !== 'string') throw new Error(`${target.name}: task creation failed (${status} ${JSON.stringify(message)})`);
@@ -113,15 +175,23 @@ export async function prepareRequests(scenario: ScenarioName, target: Target, to
       return tokens.slice(0, POLLERS).map((t) => toolCall('2025-11-25', t, 'stream', { text: 'hello' }));
     case 'task-create':
       return tokens.slice(0, CREATORS).map((t) => toolCall('2026-07-28', t, 'create-task', { poll: 'fast' }));
+    case 'task-create-2025':
+      return tokens.slice(0, CREATORS).map((t) => toolCall('2025-11-25', t, 'create-task', { poll: 'fast' }));
+    case 'provided-create-2025':
+    case 'provided-create-2026': {
+      const era: Era = scenario === 'provided-create-2025' ? '2025-11-25' : '2026-07-28';
+      return tokens.slice(0, CREATORS).map((t) => providedCall(era, t, { ms: CREATION_HOLD_MS }));
+    }
     default: {
       const era: Era = scenario === 'tasks-get-2025' ? '2025-11-25' : '2026-07-28';
-      const poll = scenario === 'tasks-get-cached' ? 'slow' : 'fast';
+      const poll = scenario === 'tasks-get-cached' ? 'slow' : SCENARIOS[scenario].provided ? 'provided' : 'fast';
+      const cached = scenario === 'tasks-get-cached' || scenario === 'provided-get-cached';
       for (const token of tokens.slice(0, POLLERS)) {
         for (let i = 0; i < TASKS_PER_POLLER; i++) {
           const handle = target.isTaskgate ? await createTask(target, era, token, poll) : randomBytes(24).toString('base64url');
           const spec = tasksGet(era, token, handle);
           // The first poll of a task is always forwarded; it leaves the snapshot early polls get.
-          if (scenario === 'tasks-get-cached') await send(target.url, spec);
+          if (cached) await send(target.url, spec);
           specs.push(spec);
         }
       }
@@ -130,10 +200,12 @@ export async function prepareRequests(scenario: ScenarioName, target: Target, to
   }
 }
 
-/** Fails loudly when a target does not answer a scenario with a JSON-RPC result. */
+/** Fails loudly when a target does not answer a scenario with a JSON-RPC result (a task, for a provided creation). */
 export async function checkRequests(target: Target, scenario: ScenarioName, specs: RequestSpec[]): Promise<void> {
   const { status, message } = await send(target.url, specs[0]!);
-  if (status !== 200 || !message || !('result' in message)) {
-    throw new Error(`${target.name} / ${scenario}: expected a JSON-RPC result, got HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+  const result = message?.result as { task?: unknown; resultType?: unknown; status?: unknown } | undefined;
+  const wanted = SCENARIOS[scenario].provided?.expect === 'created' ? (scenario.endsWith('2025') ? result?.task !== undefined : result?.resultType === 'task') : true;
+  if (status !== 200 || !result || !wanted) {
+    throw new Error(`${target.name} / ${scenario}: expected a JSON-RPC result${wanted ? '' : ' that is a task'}, got HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
   }
 }

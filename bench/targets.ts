@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/index.js';
 import { delay, REPO_ROOT, spawnPinned, startNodeChild, type NodeChild, type Pinning } from './children.js';
-import type { CpuReply, MemoryReply } from './child-channel.js';
+import type { CpuReply, GatewayCounters, MemoryReply } from './child-channel.js';
 import type { BenchIssuer } from './jwks.js';
 import { processCpuUs } from './machine.js';
 import { freePort, hasCommand, startNginx, waitForPort } from './nginx.js';
@@ -42,6 +42,8 @@ export interface Target {
   /** CPU microseconds the proxy process(es) used so far. */
   cpuUs(): Promise<number | undefined>;
   memory?(gc: boolean): Promise<MemoryReply>;
+  /** taskgate's own counters (tasks created, polls by outcome, provided calls held). */
+  counters?(): Promise<GatewayCounters>;
   readonly child?: NodeChild;
   stop(): Promise<void>;
 }
@@ -57,6 +59,23 @@ export interface TaskgatePolicyOptions {
   store?: Record<string, unknown>;
   /** Tracing on at this sampling ratio, exporting to the backend's collector (bench/backend.ts). */
   tracingRatio?: number;
+  /** The gateway runs the backend's `slow` tool as a task (bench/provided.ts). */
+  provided?: ProvidedPolicyOptions;
+}
+
+/** The tool the provided-task policy names: the bench backend's plain `slow` tool. */
+export const PROVIDED_TOOL = 'slow';
+
+export interface ProvidedPolicyOptions {
+  /**
+   * tasks.poll.default: the interval a provided task gets (its backend gives none). 0s makes
+   * every poll on time (answered from the store), 1h every poll after the first early (cached).
+   */
+  pollDefault: string;
+  /** upstreams.bench.connections: sockets per instance; calls beyond them queue inside undici. */
+  connections: number;
+  /** tasks.provided.maxRunning: backend calls held at once before a creation is refused. */
+  maxRunning: number;
 }
 
 /**
@@ -67,18 +86,21 @@ export interface TaskgatePolicyOptions {
  * evaluated on every request, so their cost is measured).
  */
 export function taskgatePolicy(options: TaskgatePolicyOptions): string {
+  const provided = options.provided;
   return JSON.stringify(patchPolicy({
     listen: { host: '127.0.0.1', port: 0 },
     admin: { host: '127.0.0.1', port: 0 },
     publicUrl: 'http://127.0.0.1',
     auth: { mode: 'jwt', issuers: [{ issuer: options.issuer.issuer, jwksUri: options.issuer.jwksUri }] },
-    upstreams: { bench: { instances: [options.backendUrl] } },
+    upstreams: { bench: provided ? providedUpstream(options.backendUrl, provided) : { instances: [options.backendUrl] } },
     routes: [{ path: '/mcp', upstream: 'bench' }],
     tasks: {
       maxLivePerPrincipal: 10_000_000,
       maxRecords: 10_000_000,
       createRate: { limit: 1_000_000_000, window: '1m' },
-      poll: { mode: 'cached', floor: '0s', abuseFactor: 1_000_000_000 },
+      poll: { mode: 'cached', floor: '0s', abuseFactor: 1_000_000_000, ...(provided ? { default: provided.pollDefault } : {}) },
+      // A 2026 provided task lives ttl.default (10m by default): the polled ones outlive the run.
+      ...(provided ? { ttl: { default: '1h' }, provided: { maxRunning: provided.maxRunning } } : {}),
     },
     ...(options.store ? { store: options.store } : {}),
     logging: { level: 'info' },
@@ -86,6 +108,19 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
       ? {}
       : { tracing: { mode: 'otlp', endpoint: `${options.backendUrl}/v1/traces`, sampling: { ratio: options.tracingRatio } } }),
   }));
+}
+
+/**
+ * The upstream with provided tasks: the `slow` tool runs as a task; a 2026 call becomes one
+ * after 1 ms (the CPU of a promotion does not depend on the wait, and a longer one would hold
+ * each client request that long); its call may last the task's hour.
+ */
+function providedUpstream(backendUrl: string, provided: ProvidedPolicyOptions): Record<string, unknown> {
+  return {
+    instances: [backendUrl],
+    connections: provided.connections,
+    providedTasks: { tools: [PROVIDED_TOOL], promoteAfter: '1ms', timeout: '1h' },
+  };
 }
 
 /**
@@ -135,6 +170,7 @@ function nodeTarget(name: TargetName, child: NodeChild, path: string, extraStop?
       return cpu.userUs + cpu.systemUs;
     },
     memory: (gc) => child.ask<MemoryReply>('memory', { gc }),
+    counters: () => child.ask<GatewayCounters>('counters'),
     async stop() {
       await child.stop();
       await extraStop?.();

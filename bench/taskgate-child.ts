@@ -51,4 +51,18 @@ const gateway = await buildGateway(config, { logger, store: await storeFromPolic
 const { url, adminUrl } = await gateway.listen();
 // The store the gateway really uses: a Redis policy it ignored must not pass as Redis.
 announceReady({ url: url.replace('localhost', '127.0.0.1'), adminUrl, store: gateway.store.kind, storeProblem });
-serveParentRequests(() => gateway.close());
+/** Sum of a metric's values whose labels match `where`. */
+async function total(metric: { get(): Promise<{ values: { value: number; labels: Record<string, unknown> }[] }> }, where: Record<string, string> = {}): Promise<number> {
+  const { values } = await metric.get();
+  return values.filter((v) => Object.entries(where).every(([k, want]) => v.labels[k] === want)).reduce((sum, v) => sum + v.value, 0);
+}
+
+serveParentRequests(
+  () => gateway.close(),
+  async () => ({
+    tasksCreated: await total(gateway.metrics.tasksCreated),
+    pollsForwarded: await total(gateway.metrics.polls, { outcome: 'forwarded' }),
+    pollsCached: await total(gateway.metrics.polls, { outcome: 'cached' }),
+    providedRunning: await total(gateway.metrics.providedCallsRunning),
+  }),
+);
