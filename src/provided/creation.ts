@@ -8,7 +8,6 @@
  * At the 2026 limits (this replica's running calls, the owner's live tasks, the creation rate)
  * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
@@ -72,12 +71,17 @@ export async function promoteModernCall(c: CreationContext, request: FastifyRequ
   const left = () => driver.runner.abort('aborted', 'the client left before the call became a task');
   tg.abort.once('abort', left);
   try {
-    const timer = new AbortController();
+    // A plain timer, cleared: aborting an AbortController instead built a DOMException, with
+    // its stack trace, on every call (docs/benchmarks.md, "Provided tasks").
+    let timer: NodeJS.Timeout | undefined;
     const first = await Promise.race([
       driver.runner.outcome.then((outcome) => ({ outcome })),
-      sleep(c.policy.promoteAfter, undefined, { signal: timer.signal, ref: false }).then(() => undefined, () => undefined),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), c.policy.promoteAfter);
+        timer.unref();
+      }),
     ]);
-    timer.abort();
+    clearTimeout(timer);
     if (first === undefined && !tg.abort.aborted) {
       const record = await promote(c, request, tool, ttlMs, instance, plan);
       if (record) {
