@@ -64,7 +64,7 @@ const MODES: Record<Mode, ModeSettings> = {
     rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 4 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
     scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
   },
-  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025', 'provided-get-2026'] },
+  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'] },
 };
 /** Time kept after the rounds for the SSE and memory checks: no extra round starts inside it. */
 const CHECKS_RESERVE_MS = 210_000;

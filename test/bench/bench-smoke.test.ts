@@ -1,8 +1,10 @@
 /**
  * The benchmark harness end to end on a tiny configuration (bench/run.ts --smoke: one round,
- * one scenario, the backend and taskgate, about a second of load per run) with the Node load
- * generator, so it needs neither wrk nor nginx. It checks the outputs are well formed, never
- * the numbers: performance is measured by `npm run bench`, not asserted by a timed test.
+ * the backend and taskgate, about a second of load per run; a plain tools/call and a
+ * provided-task creation; 200 provided tasks held running) with the
+ * Node load generator, so it needs neither wrk nor nginx. It checks the outputs are well formed
+ * and that each scenario measured what it says, never the numbers: performance is measured by
+ * `npm run bench`, not asserted by a timed test.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,9 +23,9 @@ function runHarness(out: string): Promise<{ code: number | null; stderr: string 
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  // Alone the smoke run takes some 40 s on two cores; beside the conformance suites on a machine
-  // others load too it has written its files at 58 s and been killed at 60 s. Under the
-  // runner's 120 s test timeout, with room for that.
+  // Alone the smoke run takes some 40 s on two cores (about a minute with the provided-task
+  // creation and memory step, on a machine others load); beside the conformance suites it has
+  // written its files at 58 s and been killed at 60 s. Under the runner's 120 s test timeout.
   const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
   return new Promise((resolve) =>
     child.once('close', (code) => {
@@ -64,6 +66,23 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
     assert.equal(typeof held?.flat, 'boolean');
     assert.ok(Array.isArray(report.measurements));
 
+    // Tasks the gateway runs itself: each run checked against taskgate's counters and the backend's.
+    const cell = (scenario: string) => results.find((c) => c.target === 'taskgate-memory' && c.scenario === scenario && c.connections === 10) as { gateway?: Record<string, number>; upstreamPerRequest: number; proxyCpuUsPerRequest: unknown } | undefined;
+    const creation = cell('provided-create-2025');
+    assert.ok(creation?.gateway && (creation.gateway.createdPerRequest ?? 0) > 0, 'provided creations created tasks');
+    assert.ok(creation.upstreamPerRequest > 0, 'each creation called the backend');
+    assert.equal(typeof creation.gateway.settleMs, 'number', 'the run waited for its calls to end');
+    assert.equal(creation.gateway.unsettled, 0);
+    const provided = report.provided as { rows: { provided: string; providedCpu50: unknown }[]; memory: { runs?: Record<string, number>[] } };
+    assert.deepEqual(provided.rows.map((r) => r.provided), ['provided-create-2025']);
+    for (const row of provided.rows) assert.equal(typeof row.providedCpu50, 'number');
+    const running = provided.memory.runs?.[0];
+    assert.ok(running, 'the provided memory step ran');
+    assert.equal(running.heldByBackend, running.tasks, 'every provided call was in flight at the backend');
+    assert.equal(running.runningInGateway, running.tasks);
+    assert.equal(typeof running.heapBytesPerRunningTask, 'number');
+    assert.equal(running.runningAfterEnd, 0, 'the calls ended after the release');
+
     const svg = readFileSync(join(out, 'smoke.svg'), 'utf8');
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>/);
     assert.match(svg.trimEnd(), /<\/svg>$/);
@@ -75,6 +94,8 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
 
     const markdown = readFileSync(join(out, 'smoke.md'), 'utf8');
     assert.match(markdown, /\| scenario \| target \|/);
+    assert.match(markdown, /\*\*Provided tasks\*\*/);
+    assert.match(markdown, /B per running task/);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
