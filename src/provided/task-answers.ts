@@ -20,6 +20,11 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
   let task: JsonObject;
   if (record.era === 'legacy') {
     task = taskFromRecord(record);
+  } else if (record.status === 'working' || record.status === 'cancelled') {
+    // Nothing of the state shows while the task runs or once it is cancelled: the record the
+    // poll opened is the answer, without a second read (on Redis a round trip and the state's
+    // decryption, on memory a deep copy of it; docs/benchmarks.md, "Provided tasks").
+    task = { ...taskFromRecord(record), resultType: 'complete' };
   } else {
     const view = await deps.store.readProvidedTask(record.handle);
     if (!view) throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
