@@ -4,7 +4,7 @@
  * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
  *
  *   tsx bench/run.ts            full run (≥ 5 rounds, under 20 minutes)
- *   tsx bench/run.ts --quick    2 short rounds, under 4 minutes
+ *   tsx bench/run.ts --quick    2 short rounds, under 5 minutes
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
@@ -61,7 +61,7 @@ const MODES: Record<Mode, ModeSettings> = {
   // check still times SSE replies) and keeping one era of each provided pair (2026); the full
   // run has them all.
   quick: {
-    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 4 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
+    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 5 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
     scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
   },
   smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'] },
