@@ -87,7 +87,7 @@ export function renderMarkdown(report: BenchReport, svgPath: string): string {
     '',
     `![chart](${svgPath})`,
     '',
-    'Cells are median (min–max) over the kept rounds.',
+    report.rounds.kept.length ? 'Cells are median (min–max) over the kept rounds.' : 'No round was kept: cells are median (min–max) over all rounds, each disturbed by the other load above.',
     '',
     markdownTable(tableRows(report.results, scenarioOrder, targetOrder)),
     '',
