@@ -190,13 +190,14 @@ export class ProvidedTasks {
   private retry(deps: TaskDeps, request: FastifyRequest, retry: Retry): void {
     const instance = request.tg.route.pool.selectInstance();
     const policy = request.tg.snapshot.config.upstreams[retry.record.upstream]?.providedTasks;
-    if (!instance || !policy) {
+    const call = retry.view.state.call;
+    if (!instance || !policy || !call) {
       void this.failUnstarted(deps, retry.record, 'no backend instance could take the call again');
       return;
     }
     const extraParams: JsonObject = { inputResponses: retry.inputResponses };
     if (retry.requestState !== undefined) extraParams.requestState = retry.requestState;
-    const plan = { call: retry.view.state.call, instance, extraParams, timeoutMs: this.timeoutFor(policy.timeout, retry.record) };
+    const plan = { call, instance, extraParams, timeoutMs: this.timeoutFor(policy.timeout, retry.record) };
     const target = callTarget(request, plan, false);
     const limits = request.tg.snapshot.config.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
@@ -209,11 +210,12 @@ export class ProvidedTasks {
     const leavePolicy = previous.callTarget.hold();
     void (async () => {
       const view = await this.ctx.store.readProvidedTask(record.handle);
-      if (!view || isTerminalStatus(view.record.status)) return;
+      const call = view?.state.call;
+      if (!view || !call || isTerminalStatus(view.record.status)) return;
       const round = view.state.round + 1;
       const moved = await transition(this.ctx.store, record.handle, (now) => (now.rev === view.rev ? { patch: {}, state: { ...now.state, round } } : undefined));
       if (!moved) return;
-      const plan = { call: view.state.call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
+      const plan = { call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
       const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: moved.after.record };
       new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(moved.after.record);
     })()

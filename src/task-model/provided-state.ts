@@ -21,7 +21,8 @@ export interface ProvidedCall {
 export type ProvidedOutcome = { readonly result: JsonObject } | { readonly error: JsonRpcErrorObject };
 
 export interface ProvidedState {
-  readonly call: ProvidedCall;
+  /** The call to make again on a 2026 retry; dropped once the task ends (nothing retries it then). */
+  readonly call?: ProvidedCall;
   /** Origin of the instance running (or that last ran) the backend call. */
   instance: string;
   /** JSON-RPC id of the running backend call (2025: what notifications/cancelled names). */
