@@ -55,6 +55,39 @@ const PANELS: Panel[] = [
   },
   { title: 'Rejected requests by reason', unit: 'ops', exprs: [['sum by (reason) (rate(taskgate_rejected_requests_total[5m]))', '{{reason}}']] },
   {
+    title: 'Gateway-run tasks: calls held and how tasks ended',
+    unit: 'short',
+    exprs: [
+      ['sum(taskgate_provided_calls_running)', 'calls held'],
+      ['sum by (outcome) (increase(taskgate_provided_tasks_ended_total[5m]))', 'ended {{outcome}}'],
+      ['sum(increase(taskgate_provided_lease_takeovers_total[5m]))', 'lease takeovers'],
+    ],
+  },
+  {
+    title: 'Gateway-run tasks: backend call duration',
+    unit: 's',
+    exprs: [
+      ['histogram_quantile(0.5, sum by (le) (rate(taskgate_provided_call_duration_seconds_bucket[15m])))', 'p50'],
+      ['histogram_quantile(0.99, sum by (le) (rate(taskgate_provided_call_duration_seconds_bucket[15m])))', 'p99'],
+    ],
+  },
+  {
+    title: 'Token exchanges and per-principal limits',
+    unit: 'ops',
+    exprs: [
+      ['sum by (outcome) (rate(taskgate_token_exchanges_total[5m]))', 'exchange {{outcome}}'],
+      ['sum by (limit) (rate(taskgate_limit_rejections_total[5m]))', 'limited {{limit}}'],
+    ],
+  },
+  {
+    title: 'Policy reloads',
+    unit: 'short',
+    exprs: [
+      ['sum by (outcome) (increase(taskgate_config_reloads_total[15m]))', '{{outcome}}'],
+      ['sum(taskgate_config_draining_policies)', 'draining policies'],
+    ],
+  },
+  {
     title: 'Process',
     unit: 'bytes',
     exprs: [
