@@ -23,6 +23,7 @@ import type { HandleHasher } from './observability/handle-hash.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { TaskObserver } from './observability/task-observer.js';
 import type { ProvidedTasks } from './provided/provided-tasks.js';
+import type { StatusPush } from './push/status-push.js';
 import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from './routing/route-stage.js';
 import type { Store } from './store/store.js';
@@ -42,6 +43,8 @@ export interface SharedParts {
   readonly resultWaits: Map<string, number>;
   /** Tasks the gateway runs itself: their calls outlive any one policy. */
   readonly provided: ProvidedTasks;
+  /** Task status push: its listener streams outlive any one policy. */
+  readonly push: StatusPush;
   /** Stands for a task handle wherever the raw value must not go (general log, spans). */
   readonly hashHandle: HandleHasher;
 }
@@ -111,6 +114,7 @@ export class PolicySnapshot {
       // A token-exchange upstream gets the task owner's cached exchange, if one is left.
       credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
       timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+      maxAnswerBytes: config.limits.maxResponseBytes,
       tracing: this.tracing,
     });
     this.tasks = {
@@ -121,6 +125,7 @@ export class PolicySnapshot {
       resultWaits: shared.resultWaits,
       observer: shared.observer,
       provided: shared.provided,
+      push: shared.push,
       // Counted in flight like a request: the agent it uses stays open until it is done.
       callUpstream: async (record, method, context) => {
         const leave = this.inFlight.enter();

@@ -112,6 +112,11 @@ export class MemoryTaskTable {
     this.polls.set(handle, entry);
   }
 
+  readPollSnapshot(handle: string, now: number): { record: TaskRecord; snapshot?: string } | undefined {
+    const record = this.get(handle, now);
+    return record && { record, snapshot: this.polls.get(handle)?.snapshot };
+  }
+
   invalidatePoll(handle: string): void {
     this.polls.delete(handle);
   }

@@ -6,6 +6,7 @@ import type { Store } from '../store/store.js';
 import type { UpstreamCaller } from './upstream-call.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
+import type { StatusPush } from '../push/status-push.js';
 import { GatewayError } from '../errors.js';
 
 export interface TaskDeps {
@@ -21,6 +22,8 @@ export interface TaskDeps {
   readonly observer: TaskObserver;
   /** Tasks the gateway runs itself (src/provided/): tasks/* of a `provided` record go there. */
   readonly provided: ProvidedTasks;
+  /** Task status pushed on 2026 subscriptions/listen (src/push/). */
+  readonly push: StatusPush;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
