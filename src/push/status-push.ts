@@ -135,11 +135,14 @@ export class StatusPush {
       if (!upstreamOpen && held.subscription?.allEnded) stream.complete();
     };
     let acknowledged: JsonObject = {};
+    // The backend's notifications wait until the stream's own acknowledgement has been written.
+    let early: JsonObject[] | undefined = [];
+    const relay = (note: JsonObject) => stream.notify(String(note.method), isObject(note.params) ? note.params : {});
     if (asksMore(rest)) {
       let opened: OpenUpstreamListen | LocalAnswer;
       try {
         opened = await openClientListen(request, this.deps.store, message, rest, {
-          onNotification: (note) => stream.notify(String(note.method), isObject(note.params) ? note.params : {}),
+          onNotification: (note) => (early ? early.push(note) : relay(note)),
           onEnd: () => {
             upstreamOpen = false;
             endIfDone();
@@ -163,10 +166,14 @@ export class StatusPush {
     this.streams.add(stream);
     metrics.pushSubscriptions.inc();
     stream.notify(ACKNOWLEDGED, { notifications: { ...acknowledged, taskIds: granted.map((r) => r.handle) } });
+    for (const note of early) relay(note);
+    early = undefined;
     for (const record of granted) if (record.kind === 'backend' && this.poller.acquire(record)) this.upstreams.watch(record);
     const subscription = new TaskSubscription(this.deps, stream, granted.map((r) => r.handle), endIfDone);
     held.subscription = subscription;
     request.tg.abort.once('abort', () => stream.abort());
+    // The client may have left while the handles were read or the backend listen opened.
+    if (request.tg.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
   }
