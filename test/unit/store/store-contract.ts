@@ -180,6 +180,19 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.equal((await pollAsOwner(store!, record, now + 10_000, limits)).verdict, 'forward');
     });
 
+    it('reads the poll snapshot with the record, without moving the poll clock', async () => {
+      const record = taskRecord({ pollIntervalMs: 10_000 });
+      await store!.createTask(record, 10);
+      assert.deepEqual(await store!.readPollSnapshot(record.handle), { record, snapshot: undefined });
+      await store!.recordPoll(record, pollPatch(record, { status: 'input_required' }), '{"status":"input_required"}');
+      const read = await store!.readPollSnapshot(record.handle);
+      assert.equal(read?.snapshot, '{"status":"input_required"}');
+      assert.equal(read?.record.status, 'input_required');
+      const limits = { toleranceMs: 0, abuseFactor: 5 };
+      assert.equal((await pollAsOwner(store!, record, Date.now(), limits)).verdict, 'forward', 'the read booked no poll');
+      assert.equal(await store!.readPollSnapshot('unknown-handle-unknown-handle-xx'), undefined);
+    });
+
     it('books a poll accepted within the tolerance at its due time, so the schedule never creeps', async () => {
       const record = taskRecord({ pollIntervalMs: 1000 });
       await store!.createTask(record, 10);
