@@ -46,6 +46,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   readonly store: Store;
   readonly logger: Logger;
+  /** The tasks this replica runs itself (src/provided/). */
+  readonly provided: ProvidedTasks;
   /** The policy in force now. */
   readonly policy: PolicySnapshot;
   /** SHA-256 of the policy in force (of its file, or of its JSON when built in code). */
@@ -107,6 +109,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     metrics: shared.metrics,
     store: shared.store,
     logger: shared.logger,
+    provided: shared.provided,
     get policy() {
       return currentPolicy();
     },

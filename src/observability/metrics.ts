@@ -87,6 +87,7 @@ export interface GatewayMetrics {
   readonly providedTasksEnded: Counter<'upstream' | 'outcome'>;
   readonly providedCallDuration: Histogram<'upstream'>;
   readonly providedLeaseTakeovers: Counter;
+  readonly providedLeaseReclaims: Counter;
   readonly pushSubscriptions: Gauge;
   readonly pushNotifications: Counter<'outcome' | 'reason'>;
   readonly pushDeliveryLag: Histogram;
@@ -261,6 +262,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     providedLeaseTakeovers: new Counter({
       name: 'taskgate_provided_lease_takeovers_total',
       help: 'Gateway-run tasks ended failed by a replica because the replica running their call stopped renewing its lease.',
+      registers,
+    }),
+    providedLeaseReclaims: new Counter({
+      name: 'taskgate_provided_lease_reclaims_total',
+      help: 'Call leases that lapsed while the replica running the call was stalled (event loop or GC pause past tasks.provided.lease), taken back by that call instead of failing its task.',
       registers,
     }),
     pushSubscriptions: new Gauge({

@@ -14,6 +14,11 @@ export interface HeldCall {
   fail(message: string): Promise<void>;
   /** Settles when the call and its task's last write are done. */
   readonly done: Promise<void>;
+  /**
+   * Takes back the lease that the lapsed-lease sweep took from this very call (this replica
+   * stalled past the lease, but is running the call still). False when the task moved on.
+   */
+  reclaimLease(): Promise<boolean>;
 }
 
 export interface ProvidedContext {

@@ -130,7 +130,15 @@ export class ProvidedTasks {
     const lapsed = await this.ctx.store.takeLapsedLeases(now, LAPSED_BATCH);
     let ended = 0;
     for (const handle of lapsed) {
-      // A call this replica still holds lost its lease too: its next renewal is refused and stops it.
+      // This replica stalled past the lease (a long GC or event-loop pause) but runs the call
+      // still: it is not dead, so the call keeps its task. A call held elsewhere is not known
+      // here, and its lapse means that replica stopped.
+      const local = this.ctx.held.get(handle);
+      if (local && (await local.reclaimLease().catch(() => false))) {
+        this.ctx.metrics.providedLeaseReclaims.inc();
+        this.ctx.logger.warn('a provided task\'s call lease lapsed while this replica was stalled; the call took it back');
+        continue;
+      }
       const message = 'the gateway replica running this task stopped before the backend answered';
       const moved = await transition(this.ctx.store, handle, (view) =>
         view.record.status === 'working' ? ending('failed', failureOutcome(message), message, statusMessageMax)(view) : undefined,

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Era } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { TAKEN_LEASE_HOLDER } from '../store/provided-store.js';
 import { StoreUnavailableError } from '../store/store-unavailable.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
@@ -95,6 +96,14 @@ export class TaskDriver implements HeldCall {
   async fail(message: string): Promise<void> {
     this.runner.abort('shutdown', message);
     await this.done;
+  }
+
+  async reclaimLease(): Promise<boolean> {
+    const record = this.record;
+    if (!record) return false;
+    // The sweep holds the lapsed lease under no replica's name: give it up, then hold it as before.
+    await this.ctx.store.releaseLease(record.handle, TAKEN_LEASE_HOLDER);
+    return this.ctx.store.holdLease(record.handle, this.ctx.replica, Date.now() + this.settings.leaseMs);
   }
 
   private async finish(outcome: CallOutcome): Promise<void> {

@@ -133,4 +133,16 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
       await bob.close();
     }
   });
+
+  it('keeps a call this replica still runs when its lease lapsed in a stall, instead of failing its task', async () => {
+    const reclaims = async () => (await stack.gw.gateway.metrics.providedLeaseReclaims.get()).values[0]?.value ?? 0;
+    const before = await reclaims();
+    const task = await createLegacyTask(alice, 'slow_report', { seconds: 1.5, steps: 2 });
+    await sleep(300); // the call takes its lease once the task is stored
+    // The sweep as it runs after a stall past the lease: every lease (15 s) this replica holds has lapsed.
+    const ended = await stack.gw.gateway.provided.sweepLapsedLeases(200, Date.now() + 16_000);
+    assert.equal(ended, 0, 'no task ended by the sweep');
+    assert.equal(await reclaims(), before + 1);
+    assert.equal((await waitForLegacyStatus(alice, task.taskId, ['completed', 'failed'], 5000)).status, 'completed');
+  });
 });
