@@ -270,7 +270,7 @@ async function main(): Promise<void> {
     scenarios: settings.scenarios.map((name) => ({ name, title: SCENARIOS[name].title })),
     rounds: { kept: outcome.kept, dropped: outcome.dropped },
     results,
-    goals: evaluateGoals(results, 'skipped' in memory ? undefined : memory.heapBytesPerTask, redisSkip),
+    goals: evaluateGoals(results, sse, redisSkip),
     memory,
     sse,
     provided: { rows: providedRows(results), memory: providedMemory },
