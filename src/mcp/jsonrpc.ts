@@ -205,3 +205,50 @@ export function serializeMessages(messages: readonly McpMessage[], batch: boolea
   if (messages.length !== 1) throw new TypeError('a non-batch body holds exactly one message');
   return serializeMessage(messages[0] as McpMessage);
 }
+
+/** Bodies up to this size may be patched in place; larger ones are re-serialised. */
+const MAX_PATCHED_BODY_BYTES = 8192;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/**
+ * The body with the one JSON string `"<from>"` replaced by `to` (as JSON), when that is all
+ * re-serialising the parsed message would change that a backend could tell apart: the same
+ * members, the same values, only formatting kept. Undefined when that cannot be shown cheaply,
+ * and the caller serialises the message as before:
+ * - a backslash anywhere: every string's text is then its value, and a quote always opens or
+ *   closes one, so the scan below knows exactly what is inside a string;
+ * - more members in the text than in the parsed value (`parsed`): a duplicate key, which
+ *   JSON.parse resolves to the last and another parser may resolve to the first, so the
+ *   gateway could check one task id and the backend read another; re-serialising drops them;
+ * - `"<from>"` not exactly once: with no escapes and no duplicates, the one occurrence is the
+ *   value the caller read (`from` must have no quote or backslash; a handle is base64url).
+ */
+export function patchJsonString(body: Buffer, parsed: unknown, from: string, to: string): Buffer | undefined {
+  if (body.length > MAX_PATCHED_BODY_BYTES || !/^[A-Za-z0-9_-]+$/.test(from)) return undefined;
+  const token = `"${from}"`;
+  const at = body.indexOf(token, 0, 'latin1');
+  if (at < 0 || body.indexOf(token, at + 1, 'latin1') >= 0) return undefined;
+  let members = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
+    if (byte === BACKSLASH) return undefined;
+    if (byte === QUOTE) inString = !inString;
+    else if (byte === COLON && !inString) members++;
+  }
+  if (members !== countMembers(parsed)) return undefined;
+  return Buffer.concat([body.subarray(0, at), Buffer.from(JSON.stringify(to), 'utf8'), body.subarray(at + token.length)]);
+}
+
+function countMembers(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const element of value) count += countMembers(element);
+    return count;
+  }
+  for (const key in value) count += 1 + countMembers((value as Record<string, unknown>)[key]);
+  return count;
+}
