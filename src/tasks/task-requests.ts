@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { PollDecisionWithSnapshot } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
-import { patchJsonString, serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
 import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
@@ -94,8 +94,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     record.era === 'modern'
       ? { 'mcp-name': record.upstreamTaskId }
       : { 'mcp-session-id': record.upstreamSession ?? null };
-  // The backend's id patched into the bytes as sent where nothing else changes; else re-serialised.
-  tg.mcp!.body = patchJsonString(tg.mcp!.body, message.raw, record.handle, record.upstreamTaskId) ?? Buffer.from(serializeMessage(message));
+  rewriteBody(request, message);
   return undefined;
 }
 
