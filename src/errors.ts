@@ -27,6 +27,8 @@ export const TASKGATE_RPC_CODES = {
   upstreamFailed: -31005,
   gatewayBusy: -31006,
   exchangeRefused: -31007,
+  tooManySubscriptions: -31008,
+  tooManyTaskIds: -31009,
 } as const;
 
 export type ErrorCode =
@@ -54,6 +56,8 @@ export type ErrorCode =
   | 'TG_ERR_AUTH_UNAVAILABLE'
   | 'TG_ERR_POLL_TOO_EARLY'
   | 'TG_ERR_TOO_MANY_TASKS'
+  | 'TG_ERR_TOO_MANY_SUBSCRIPTIONS'
+  | 'TG_ERR_TOO_MANY_TASK_IDS'
   | 'TG_ERR_RATE_LIMITED'
   | 'TG_ERR_GATEWAY_BUSY'
   | 'TG_ERR_TOKEN_EXCHANGE_REFUSED'
@@ -111,6 +115,8 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_AUTH_UNAVAILABLE: 'The signing keys of the token issuer could not be fetched yet; retried in the background. Carries Retry-After: 5.',
   TG_ERR_POLL_TOO_EARLY: 'A task was polled sooner than its poll interval (poll mode `reject`). Carries Retry-After.',
   TG_ERR_TOO_MANY_TASKS: 'The principal already holds the maximum number of live tasks.',
+  TG_ERR_TOO_MANY_SUBSCRIPTIONS: 'A subscriptions/listen naming task handles while its principal already holds `tasks.push.maxSubscriptionsPerPrincipal` such streams open on this replica. Carries Retry-After.',
+  TG_ERR_TOO_MANY_TASK_IDS: 'A subscriptions/listen whose `notifications.taskIds` names more than `tasks.push.maxTaskIdsPerSubscription` entries.',
   TG_ERR_GATEWAY_BUSY: 'A 2025-11-25 task creation for a tool the gateway runs itself while this replica already holds `tasks.provided.maxRunning` backend calls. Carries Retry-After.',
   TG_ERR_RATE_LIMITED: 'A per-principal limit was exceeded: task creations (`tasks.createRate`), open 2025 tasks/result waits, tools/call rate or calls in flight (`toolLimits`; `error.data` names which), or task requests of a principal the enumeration detector suspended (`audit.enumeration.action: suspend`). Carries Retry-After.',
   TG_ERR_TOKEN_EXCHANGE_REFUSED: 'The authorization server refused to exchange the client\'s token for one for this upstream (`invalid_grant`, `invalid_target`, `invalid_scope`, …; `error.data.error` is its OAuth error code). Nothing reached the upstream.',
@@ -181,6 +187,10 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.pollTooEarly, message: 'Too Many Requests: polled sooner than the task poll interval' };
     case 'TG_ERR_TOO_MANY_TASKS':
       return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached' };
+    case 'TG_ERR_TOO_MANY_SUBSCRIPTIONS':
+      return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManySubscriptions, message: 'Too Many Requests: subscription limit reached', retryAfterSeconds: 5 };
+    case 'TG_ERR_TOO_MANY_TASK_IDS':
+      return { layer: 'rpc', httpStatus: 400, rpcCode: TASKGATE_RPC_CODES.tooManyTaskIds, message: 'Invalid params: too many taskIds in one subscription' };
     case 'TG_ERR_RATE_LIMITED':
       return { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests' };
     case 'TG_ERR_GATEWAY_BUSY':

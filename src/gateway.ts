@@ -22,6 +22,7 @@ import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
 import { PolicySnapshot, type SharedParts } from './policy-snapshot.js';
 import { ProvidedTasks } from './provided/provided-tasks.js';
+import { StatusPush } from './push/status-push.js';
 import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './reload/policy-reloader.js';
 import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
@@ -69,6 +70,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   }
   const reloader = new PolicyReloader(policy, deps.policyHash ?? hashOfConfig(config), shared);
   const currentPolicy = () => reloader.current();
+  shared.push.usePolicy(() => currentPolicy().tasks);
 
   const app = createListener(config, shared.logger);
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
@@ -124,6 +126,8 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
     async close() {
       draining = true;
+      // Listener streams never end by themselves: ended first, so the drain does not wait for them.
+      shared.push.close();
       const { drainTimeout } = currentPolicy().config.limits;
       const drain = setTimeout(() => {
         shared.logger.warn({ drainMs: drainTimeout }, 'drain limit reached; closing the remaining connections');
@@ -161,5 +165,6 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, hashHandle }, audit, hashHandle };
+  const push = new StatusPush({ store, logger, observer, metrics });
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, hashHandle }, audit, hashHandle };
 }

@@ -23,11 +23,12 @@ import type { HandleHasher } from './observability/handle-hash.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { TaskObserver } from './observability/task-observer.js';
 import type { ProvidedTasks } from './provided/provided-tasks.js';
+import type { StatusPush } from './push/status-push.js';
 import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from './routing/route-stage.js';
 import type { Store } from './store/store.js';
 import type { TaskDeps } from './tasks/task-context.js';
-import { createUpstreamCaller } from './tasks/upstream-call.js';
+import { createUpstreamCaller, createUpstreamListener } from './tasks/upstream-call.js';
 import { Tracing } from './tracing/tracing.js';
 import type { UpstreamAgent } from './upstream/dispatcher.js';
 import { UpstreamSet } from './upstream/upstream-set.js';
@@ -42,6 +43,8 @@ export interface SharedParts {
   readonly resultWaits: Map<string, number>;
   /** Tasks the gateway runs itself: their calls outlive any one policy. */
   readonly provided: ProvidedTasks;
+  /** Task status push: its listener streams outlive any one policy. */
+  readonly push: StatusPush;
   /** Stands for a task handle wherever the raw value must not go (general log, spans). */
   readonly hashHandle: HandleHasher;
 }
@@ -106,13 +109,15 @@ export class PolicySnapshot {
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
-    const callUpstream = createUpstreamCaller({
-      dispatcherFor: (name) => this.upstreams.agents.get(name),
+    const callerOptions = {
+      dispatcherFor: (name: string) => this.upstreams.agents.get(name),
       // A token-exchange upstream gets the task owner's cached exchange, if one is left.
-      credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
+      credentialHeadersFor: (record: { owner: string; upstream: string }) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
       timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+      maxAnswerBytes: config.limits.maxResponseBytes,
       tracing: this.tracing,
-    });
+    };
+    const callUpstream = createUpstreamCaller(callerOptions);
     this.tasks = {
       store: shared.store,
       policy: config.tasks,
@@ -121,6 +126,12 @@ export class PolicySnapshot {
       resultWaits: shared.resultWaits,
       observer: shared.observer,
       provided: shared.provided,
+      push: shared.push,
+      listenUpstream: createUpstreamListener(callerOptions),
+      credentialsPerCaller: (upstream) => {
+        const type = this.identity.policyFor(upstream).credentials.type;
+        return type === 'token-exchange' || type === 'identity-headers';
+      },
       // Counted in flight like a request: the agent it uses stays open until it is done.
       callUpstream: async (record, method, context) => {
         const leave = this.inFlight.enter();

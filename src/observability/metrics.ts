@@ -87,6 +87,10 @@ export interface GatewayMetrics {
   readonly providedTasksEnded: Counter<'upstream' | 'outcome'>;
   readonly providedCallDuration: Histogram<'upstream'>;
   readonly providedLeaseTakeovers: Counter;
+  readonly pushSubscriptions: Gauge;
+  readonly pushNotifications: Counter<'outcome' | 'reason'>;
+  readonly pushDeliveryLag: Histogram;
+  readonly pushUpstreamPolls: Counter<'outcome'>;
   readonly configReloads: Counter<'outcome'>;
   readonly configHash: Gauge;
   readonly configLastReloadSuccessful: Gauge;
@@ -257,6 +261,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     providedLeaseTakeovers: new Counter({
       name: 'taskgate_provided_lease_takeovers_total',
       help: 'Gateway-run tasks ended failed by a replica because the replica running their call stopped renewing its lease.',
+      registers,
+    }),
+    pushSubscriptions: new Gauge({
+      name: 'taskgate_push_subscriptions',
+      help: 'Listen streams naming task handles that this replica holds open (tasks.push).',
+      registers,
+    }),
+    pushNotifications: new Counter({
+      name: 'taskgate_push_notifications_total',
+      help: 'notifications/tasks by outcome: delivered (written to a listener\'s stream), or dropped with a reason (slow_listener: its buffer was full and it was cut off; closed: it had left).',
+      labelNames: ['outcome', 'reason'],
+      registers,
+    }),
+    pushDeliveryLag: new Histogram({
+      name: 'taskgate_push_delivery_lag_seconds',
+      help: 'From a task\'s status change (its lastUpdatedAt) to the notification written to a listener\'s stream.',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    pushUpstreamPolls: new Counter({
+      name: 'taskgate_push_upstream_polls_total',
+      help: 'tasks/get the gateway sent itself for listened-to backend tasks whose backend does not push, by outcome: changed, unchanged, skipped (another replica polled in this interval), failed.',
+      labelNames: ['outcome'],
       registers,
     }),
     configReloads: new Counter({

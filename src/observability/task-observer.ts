@@ -102,6 +102,15 @@ export class TaskObserver {
   }
 
   /**
+   * A handle a subscriptions/listen named that is not the caller's (unknown, expired, foreign,
+   * malformed): left out of the subscription, audited and counted like a refused task lookup.
+   */
+  subscriptionRefused(request: FastifyRequest, handle: string | undefined, reason: 'not_found' | 'denied'): void {
+    this.audit.record(this.auditEvent(request, 'denied', false, reason, handle, undefined));
+    this.countRefusal(request, request.tg.principalKey ?? 'anonymous');
+  }
+
+  /**
    * One audit event, built in one object literal: this runs for every task operation, and
    * spreading a shared base into each event cost more than writing it. Fields left undefined
    * are left out of the line (auditLine serialises with JSON.stringify).

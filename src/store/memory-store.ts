@@ -119,6 +119,10 @@ export class MemoryStore implements Store {
     this.tasks.recordPoll(record.handle, patch, snapshot);
   }
 
+  async readPollSnapshot(handle: string): Promise<{ record: TaskRecord; snapshot?: string } | undefined> {
+    return this.tasks.readPollSnapshot(handle, Date.now());
+  }
+
   async invalidatePoll(handle: string): Promise<void> {
     this.tasks.invalidatePoll(handle);
   }

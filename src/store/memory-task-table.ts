@@ -123,6 +123,11 @@ export class MemoryTaskTable {
     else this.polls.set(handle, new PollEntry(undefined, 0, snapshot));
   }
 
+  readPollSnapshot(handle: string, now: number): { record: TaskRecord; snapshot?: string } | undefined {
+    const record = this.get(handle, now);
+    return record && { record, snapshot: this.polls.get(handle)?.snapshot };
+  }
+
   invalidatePoll(handle: string): void {
     this.polls.delete(handle);
   }

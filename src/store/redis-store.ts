@@ -274,6 +274,14 @@ export class RedisStore implements Store {
     });
   }
 
+  async readPollSnapshot(handle: string): Promise<{ record: TaskRecord; snapshot?: string } | undefined> {
+    const task = this.keys.task(handle);
+    const [fields, sealed] = await this.run(() => Promise.all([this.client.hgetall(task.record), this.client.get(task.snapshot)]));
+    const record = decodeTask(fields);
+    if (!record || record.expiresAt <= Date.now()) return undefined;
+    return { record, snapshot: typeof sealed === 'string' ? this.openSnapshot(sealed, handle) : undefined };
+  }
+
   async invalidatePoll(handle: string): Promise<void> {
     const task = this.keys.task(handle);
     await this.run(() => this.client.del(task.poll, task.snapshot));

@@ -90,6 +90,12 @@ export interface Store extends ProvidedStore {
    */
   recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string, snapshotTag?: string): Promise<void>;
   /**
+   * The record and its poll snapshot (the last tasks/get answer the owner was given, if one is
+   * held), without touching the poll clock: what a status notification of a backend task
+   * carries (src/push/). Undefined when the task is unknown or expired.
+   */
+  readPollSnapshot(handle: string): Promise<{ readonly record: TaskRecord; readonly snapshot?: string } | undefined>;
+  /**
    * Forgets a task's poll state and snapshot: after the client changed the task (update,
    * cancel) the snapshot is known to be stale, so the next poll is forwarded.
    */

@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
-import type { UpstreamCaller } from './upstream-call.js';
+import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
+import type { StatusPush } from '../push/status-push.js';
 import { GatewayError } from '../errors.js';
 
 export interface TaskDeps {
@@ -15,12 +16,18 @@ export interface TaskDeps {
   readonly authEnabled: boolean;
   readonly logger: Logger;
   readonly callUpstream: UpstreamCaller;
+  /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
+  readonly listenUpstream: UpstreamListener;
+  /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
+  readonly credentialsPerCaller: (upstream: string) => boolean;
   /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
   readonly resultWaits: Map<string, number>;
   /** Metrics, audit trail and detectors. */
   readonly observer: TaskObserver;
   /** Tasks the gateway runs itself (src/provided/): tasks/* of a `provided` record go there. */
   readonly provided: ProvidedTasks;
+  /** Task status pushed on 2026 subscriptions/listen (src/push/). */
+  readonly push: StatusPush;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */

@@ -29,8 +29,8 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
     case 'tools/call':
       return (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'subscriptions/listen':
-      if (modern) prepareListen(request, message);
-      return undefined;
+      // Task handles in the filter: the gateway answers the listen itself (src/push/).
+      return modern ? deps.push.listen(deps, request, message) : undefined;
     case 'tasks/list':
       if (modern || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
       return answerTaskList(deps, request, message);
@@ -189,15 +189,6 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
   params.task.ttl = Math.min(wanted, cap);
   rewriteBody(request, message);
   return undefined;
-}
-
-/** A listen that names task handles has them removed: fan-out of task notifications is later work. */
-function prepareListen(request: FastifyRequest, message: JsonRpcRequest): void {
-  const notifications = paramsOf(message).notifications;
-  if (!isObject(notifications) || !('taskIds' in notifications)) return;
-  if (!declaresTasksExtension(message)) throw missingTasksCapability();
-  delete notifications.taskIds;
-  rewriteBody(request, message);
 }
 
 /** A client's answer to a server→client request the gateway relayed under its own id. */

@@ -10,8 +10,9 @@ import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
 import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
 import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
-import { changesNothing, isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
-import { creationTaskObject, isObject, presentTask, readTask, recordedStatusMessage, type JsonObject, type TaskFields } from './task-shapes.js';
+import { changesNothing, isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
+import { creationTaskObject, isObject, presentTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
+import { nextState, presentPolledAnswer } from './poll-answer.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
@@ -76,17 +77,10 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
 
 /** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
 async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
-  const fields = readTask(result, record.era);
-  if (!fields) return response;
-  const patch = nextState(deps, record, fields);
-  const updated = { ...record, ...patch };
+  const presented = presentPolledAnswer(deps.policy, record, result);
+  if (!presented) return response;
+  const { patch, updated } = presented;
   request.tg.statusSeen = updated.status;
-  presentTask(result, updated);
-  if (record.era === 'modern') {
-    result.resultType = 'complete';
-    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
-    if (isObject(result.result)) result.result.resultType ??= 'complete';
-  }
   const method = request.tg.mcp?.message?.kind === 'request' ? request.tg.mcp.message.method : undefined;
   if (method !== 'tasks/get') {
     // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
@@ -104,6 +98,8 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   // The client gets the same text the snapshot holds: the result is not serialised twice.
   response.resultText = snapshot;
   const written = deps.store.recordPoll(record, patch, snapshot, request.tg.snapshotTag);
+  // Listeners on every replica hear of a status this poll was the first to see (src/push/).
+  if (updated.status !== record.status) written.then(() => deps.store.events.publish(record.handle)).catch(() => undefined);
   if (delivered || movesIndexes) {
     // Once or twice per task, and these must hold before the client hears of them: a task
     // the client is told has ended no longer counts against its owner's limit, and the
@@ -130,24 +126,8 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   return response;
 }
 
-/** The record follows what the backend reports; lifetime and interval stay within policy. */
-function nextState(deps: TaskDeps, record: TaskRecord, fields: TaskFields): TaskPatch {
-  const cap = Math.min(deps.policy.tools[record.tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-  // The TTL may change during a task (2026-07-28); it never grows past the cap, and never
-  // shrinks below what the client was already promised.
-  const nextTtl = fields.ttlMs === undefined ? record.ttlMs : Math.max(record.ttlMs, Math.min(fields.ttlMs ?? cap, cap));
-  return {
-    status: fields.status,
-    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength),
-    lastUpdatedAtIso: fields.lastUpdatedAt ?? record.lastUpdatedAtIso,
-    ttlMs: nextTtl,
-    expiresAt: record.createdAt + nextTtl,
-    pollIntervalMs: fields.pollIntervalMs === undefined ? record.pollIntervalMs : Math.max(fields.pollIntervalMs, deps.policy.poll.floor),
-  };
-}
-
 async function learnStatus(deps: TaskDeps, record: TaskRecord, fields: TaskFields): Promise<TaskRecord> {
-  const patch = nextState(deps, record, fields);
+  const patch = nextState(deps.policy, record, fields);
   if (changesNothing(record, patch)) return record;
   await deps.store.updateTask(record.handle, patch);
   // The client has just been told a status the poll snapshot does not have: an early poll

@@ -1,7 +1,8 @@
 /**
  * JSON-RPC calls the gateway makes to an upstream on its own behalf: cancelling a task that
- * expired, or whose creation the gateway refused. Best effort: failures are logged by the
- * caller, never surfaced to a client. With tracing on, each call is a client span linked to
+ * expired, or whose creation the gateway refused, and polling a listened-to task whose backend
+ * does not push (src/push/). Best effort: failures are logged by the caller, never surfaced to
+ * a client. With tracing on, each call is a client span linked to
  * the task's creation (src/tracing/task-calls.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -11,6 +12,9 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { TaskCallSpan } from '../tracing/task-calls.js';
 import type { Tracing } from '../tracing/tracing.js';
+import { readBounded } from '../upstream/relay-streams.js';
+
+const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /** Why the call is made (a span attribute), and the client request being served, if any. */
 export interface GatewayCallContext {
@@ -18,7 +22,14 @@ export interface GatewayCallContext {
   readonly during?: RequestTrace;
 }
 
-export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel', context: GatewayCallContext) => Promise<number>;
+/** The backend's answer: its HTTP status, and for tasks/get the body (JSON or an event stream) with its media type. */
+export interface GatewayCallAnswer {
+  readonly status: number;
+  readonly body?: string;
+  readonly contentType?: string;
+}
+
+export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel' | 'tasks/get', context: GatewayCallContext) => Promise<GatewayCallAnswer>;
 
 export interface UpstreamCallerOptions {
   /** The dispatcher (keep-alive pool) of each upstream, by name. */
@@ -29,6 +40,8 @@ export interface UpstreamCallerOptions {
    */
   credentialHeadersFor?(record: TaskRecord): Promise<Record<string, string>>;
   timeoutMs: number;
+  /** The largest tasks/get answer read (limits.maxResponseBytes). */
+  maxAnswerBytes?: number;
   /** The policy's tracing, if on. */
   tracing?: Tracing;
 }
@@ -51,9 +64,14 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
         bodyTimeout: options.timeoutMs,
       });
       span?.responded(response.statusCode);
+      if (method === 'tasks/get') {
+        const body = await readBounded(response.body, options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
+        const contentType = response.headers['content-type'];
+        return { status: response.statusCode, body: body.toString('utf8'), contentType: Array.isArray(contentType) ? contentType[0] : contentType };
+      }
       // Drain so the connection returns to the pool; the answer itself does not matter.
       await response.body.dump();
-      return response.statusCode;
+      return { status: response.statusCode };
     } catch (error) {
       span?.failed((error as { code?: string }).code ?? 'other');
       throw error;
@@ -63,17 +81,45 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
   };
 }
 
-function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | undefined): { headers: Record<string, string>; body: string } {
+/**
+ * Opens a 2026 subscriptions/listen on the instance holding `record` (and its siblings: same
+ * instance, path and credentials) for their backend ids; the caller reads the event stream and
+ * aborts `signal` to end it. Not counted in flight: a policy reload closes the old agent under
+ * it, and the caller opens it again on the policy in force.
+ */
+export type UpstreamListener = (record: TaskRecord, upstreamTaskIds: readonly string[], signal: AbortSignal) => Promise<Dispatcher.ResponseData>;
+
+export function createUpstreamListener(options: UpstreamCallerOptions): UpstreamListener {
+  return async (record, upstreamTaskIds, signal) => {
+    const dispatcher = options.dispatcherFor(record.upstream);
+    if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
+    const { headers, body } = frameCall(record, 'subscriptions/listen', undefined, { notifications: { taskIds: upstreamTaskIds } });
+    const credentials = await options.credentialHeadersFor?.(record);
+    return dispatcher.request({
+      origin: record.instance,
+      path: record.upstreamPath,
+      method: 'POST',
+      headers: { ...headers, ...credentials },
+      body,
+      signal,
+      headersTimeout: options.timeoutMs,
+      // A listen stream is quiet for as long as nothing changes.
+      bodyTimeout: 0,
+    });
+  };
+}
+
+function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | undefined, ownParams?: Record<string, unknown>): { headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
   };
-  const params: Record<string, unknown> = { taskId: record.upstreamTaskId };
+  const params: Record<string, unknown> = ownParams ?? { taskId: record.upstreamTaskId };
   if (record.era === 'modern') {
     const version = record.protocolVersion ?? MODERN_VERSION;
     headers['mcp-protocol-version'] = version;
     headers['mcp-method'] = method;
-    headers['mcp-name'] = record.upstreamTaskId;
+    if (!ownParams) headers['mcp-name'] = record.upstreamTaskId;
     params._meta = {
       'io.modelcontextprotocol/protocolVersion': version,
       'io.modelcontextprotocol/clientInfo': { name: 'taskgate', version: '0' },

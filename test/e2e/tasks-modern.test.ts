@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import type { ModernTaskClient } from './modern-client.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
 import { waitForModernStatus } from './task-waits.js';
+import { listen, taskIn } from './push-listener.js';
 
 async function startTask(client: ModernTaskClient, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const execution = await client.callTool(name, args);
@@ -113,15 +114,22 @@ describe('2026-07-28 task takeover through the gateway', () => {
     assert.notEqual(exchange.response?.result?.resultType, 'task');
   });
 
-  it('removes task handles from subscriptions/listen before forwarding', async () => {
-    const taskId = await startTask(alice, 'slow_scan', { seconds: 0.1 });
+  it('answers a listen naming task handles itself, and opens the rest of the filter on the backend', async () => {
+    const taskId = await startTask(alice, 'slow_scan', { seconds: 0.3 });
     stack.backends[0]!.stats.reset();
-    // The listen stream stays open; closing the stack after the suite ends it.
-    void alice.raw('subscriptions/listen', { notifications: { taskIds: [taskId], toolsListChanged: true } }).catch(() => undefined);
-    await sleep(300);
-    const seen = stack.backends[0]!.stats.requests.find((r) => r.rpcMethod === 'subscriptions/listen');
-    assert.ok(seen, 'the listen was forwarded');
-    assert.deepEqual((seen.body as { params: { notifications: Record<string, unknown> } }).params.notifications, { toolsListChanged: true });
+    const listener = await listen(stack.gw.url, await stack.bearer('alice'), { taskIds: [taskId], toolsListChanged: true });
+    try {
+      const ack = await listener.waitFor(() => true);
+      assert.equal(ack.method, 'notifications/subscriptions/acknowledged');
+      assert.deepEqual((ack.params?.notifications as { taskIds?: unknown }).taskIds, [taskId], 'the handle, never the backend id');
+      const seen = stack.backends[0]!.stats.requests.find((r) => r.rpcMethod === 'subscriptions/listen');
+      assert.ok(seen, 'the rest of the filter went to the backend');
+      assert.deepEqual((seen.body as { params: { notifications: Record<string, unknown> } }).params.notifications, { toolsListChanged: true });
+      await listener.waitFor(taskIn(taskId, 'completed'));
+      assert.equal(listener.messages.some((m) => 'result' in m), false, 'the stream stays open while the backend listen does');
+    } finally {
+      listener.close();
+    }
   });
 
   it('keeps a second principal out, identically to an unknown task', async () => {

@@ -1,6 +1,7 @@
 /** `tasks`: what the gateway enforces on the tasks it takes over (DESIGN.md §3). */
 import { z } from 'zod';
 import { durationSchema, sizeSchema } from '../units.js';
+import { pushSchema } from './push.js';
 
 const toolOverrideSchema = z
   .strictObject({
@@ -110,6 +111,7 @@ export const tasksSchema = z
       .describe('statusMessage is cut to this many characters and stripped of control characters (a model may read it).'),
     poll: pollSchema.prefault({}),
     provided: providedSchema.prefault({}),
+    push: pushSchema.prefault({}),
     listPageSize: z.int().min(1).max(1000).default(50).describe('Tasks per page of a 2025-11-25 tasks/list answer.'),
     tools: z
       .record(z.string().min(1).max(128), toolOverrideSchema)

@@ -1,0 +1,118 @@
+/**
+ * A subscriptions/listen the gateway sends a backend and reads itself: an event stream whose
+ * first message is the acknowledgement, then notifications, until the backend ends it (its
+ * listen response) or the stream breaks. Used for the part of a client's filter that is not
+ * about tasks (list-changed, resource subscriptions), opened on the route's backend as the
+ * client's request would have gone (the route's instance choice, the client's headers made fit
+ * for the upstream, its credentials). Events are parsed by eventsource-parser, bounded by
+ * limits.maxSseEventBytes.
+ */
+import type { FastifyRequest } from 'fastify';
+import { createParser } from 'eventsource-parser';
+import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { GatewayError } from '../errors.js';
+import { isEventStream } from '../mcp/media-type.js';
+import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import { selectInstanceFor } from '../routing/route-stage.js';
+import type { Store } from '../store/store.js';
+import type { LocalAnswer } from '../tasks/task-context.js';
+import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
+import { readBounded } from '../upstream/relay-streams.js';
+import { parseMessage } from './rpc-answer.js';
+
+export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+
+export interface UpstreamListenHandlers {
+  /** A notification after the acknowledgement. */
+  onNotification(message: JsonObject): void;
+  /** The backend ended the subscription, or the stream broke (called once). */
+  onEnd(): void;
+}
+
+export interface OpenUpstreamListen {
+  /** The backend's acknowledged filter. */
+  readonly acknowledged: JsonObject;
+  close(): void;
+}
+
+/** Opens the listen with `filter`; a reply that is not an event stream is relayed as the client's answer. */
+export async function openClientListen(request: FastifyRequest, store: Store, message: JsonRpcRequest, filter: JsonObject, handlers: UpstreamListenHandlers): Promise<OpenUpstreamListen | LocalAnswer> {
+  const tg = request.tg;
+  tg.instance ??= await selectInstanceFor(request, store, tg.snapshot.sessions);
+  const token = prepareUpstreamToken(request);
+  if (token) await token;
+  const endpoint = tg.route.endpoints.get(tg.instance.url) ?? new URL(tg.instance.url);
+  const params = isObject(message.params) ? message.params : {};
+  const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } });
+  const headers = copyRequestHeaders(request.headers);
+  headers.host = endpoint.host;
+  headers['content-length'] = String(Buffer.byteLength(body));
+  headers['content-type'] = 'application/json';
+  buildUpstreamRequestHeaders(request, headers);
+  const abort = new AbortController();
+  let response;
+  try {
+    response = await tg.route.agent.request({
+      origin: endpoint.origin,
+      path: tg.route.upstreamTarget.pathname + tg.route.upstreamTarget.search,
+      method: 'POST',
+      headers: headers as Record<string, string>,
+      body,
+      signal: abort.signal,
+    });
+  } catch (error) {
+    throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen could not be opened', cause: error });
+  }
+  const contentType = response.headers['content-type'];
+  if (!isEventStream(Array.isArray(contentType) ? contentType[0] : contentType)) {
+    const text = await readBounded(response.body, tg.snapshot.config.limits.maxResponseBytes);
+    return { status: response.statusCode, body: text.toString('utf8') };
+  }
+  const acknowledged = await readListenStream(response.body, tg.snapshot.config.limits.maxSseEventBytes, handlers, false);
+  return { acknowledged, close: () => abort.abort() };
+}
+
+/**
+ * Reads a listen stream in the background; resolves with the acknowledgement's filter once it
+ * came (rejects when the stream ends first). Unless `tasks` (the gateway's own task listens),
+ * notifications about tasks are dropped: they could only carry backend ids, which a client
+ * must never see.
+ */
+export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
+  return new Promise((resolve, reject) => {
+    let acknowledged = false;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      body.destroy();
+      if (!acknowledged) reject(new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen ended before its acknowledgement' }));
+      else handlers.onEnd();
+    };
+    const parser = createParser({
+      maxBufferSize: maxEventBytes,
+      onEvent: (event) => {
+        const message = parseMessage(event.data);
+        if (!message || ended) return;
+        if (!acknowledged) {
+          if (message.method !== ACKNOWLEDGED) return;
+          acknowledged = true;
+          const params = isObject(message.params) ? message.params : {};
+          resolve(isObject(params.notifications) ? params.notifications : {});
+          return;
+        }
+        if ('result' in message || 'error' in message) end();
+        else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') end();
+      },
+    });
+    const decoder = new TextDecoder();
+    body.on('data', (chunk: Buffer) => parser.feed(decoder.decode(chunk, { stream: true })));
+    body.once('end', end);
+    body.once('close', end);
+    body.on('error', end);
+  });
+}
