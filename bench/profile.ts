@@ -1,7 +1,8 @@
 /**
- * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify] [--syscalls] [--tracing RATIO]`:
+ * `tsx bench/profile.ts [--scenario tasks-get-2026] [--seconds 10] [--connections 50] [--target taskgate-memory|taskgate-redis|fastify|fastify-empty] [--syscalls] [--tracing RATIO]`:
  * taskgate on the memory store (`--target taskgate-redis`: on Redis; `--target fastify`: the plain
- * passthrough it is measured against; a provided-task scenario: the taskgate with its provided-task
+ * passthrough it is measured against; `--target fastify-empty`: an empty fastify route answering
+ * every POST itself, bench/empty-route.ts, the floor under a cached poll; a provided-task scenario: the taskgate with its provided-task
  * policy, bench/provided.ts, whose held calls end after the window) under one
  * scenario's load with --cpu-prof, then the top self-time functions and the
  * self time per source area, counted only over the load window (start-up and the JIT warm-up
@@ -27,7 +28,7 @@ import { planLoad } from './load.js';
 import { hasCommand } from './nginx.js';
 import { releaseHeld, startProvidedTarget } from './provided.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
-import { gitRevision, isSkipped, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
+import { gitRevision, isSkipped, startEmptyRouteTarget, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
 import { describeMachine } from './machine.js';
 
 interface ProfileNode {
@@ -47,8 +48,8 @@ const { values: args } = parseArgs({
 });
 const scenario = args.scenario as ScenarioName;
 if (!SCENARIOS[scenario]) throw new Error(`unknown scenario ${scenario}`);
-if (!['taskgate-memory', 'taskgate-redis', 'fastify'].includes(args.target)) throw new Error(`--target is taskgate-memory, taskgate-redis or fastify, not ${args.target}`);
-const passthrough = args.target === 'fastify';
+if (!['taskgate-memory', 'taskgate-redis', 'fastify', 'fastify-empty'].includes(args.target)) throw new Error(`--target is taskgate-memory, taskgate-redis, fastify or fastify-empty, not ${args.target}`);
+const passthrough = args.target === 'fastify' || args.target === 'fastify-empty';
 const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
 if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
 
@@ -169,6 +170,8 @@ async function main(): Promise<void> {
   if (role && passthrough) throw new Error(`${scenario} runs on taskgate only`);
   const started = role
     ? await startProvidedTarget(pinning, args.target as 'taskgate-memory' | 'taskgate-redis', role, { backendUrl: backend.url, issuer }, profArgs)
+    : args.target === 'fastify-empty'
+    ? await startEmptyRouteTarget(pinning, profArgs)
     : passthrough
     ? await startFastifyTarget(pinning, backend.url, profArgs)
     : args.target === 'taskgate-redis'

@@ -200,6 +200,12 @@ export async function startFastifyTarget(pinning: Pinning, backendUrl: string, e
   return nodeTarget('fastify', child, '/mcp');
 }
 
+/** An empty fastify route answering every POST itself (bench/empty-route.ts), for bench/profile.ts only. */
+export async function startEmptyRouteTarget(pinning: Pinning, execArgv: string[] = []): Promise<Target> {
+  const child = await startNodeChild(pinning, './empty-route.ts', { cpu: pinning.proxyCpu, execArgv });
+  return nodeTarget('fastify', child, '/mcp');
+}
+
 let compiledGateway: string | undefined;
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HandleHasher } from './handle-hash.js';
+import { writeInfoLine } from './logger.js';
 import { rpcMethodLabel, SeriesCache, type GatewayMetrics } from './metrics.js';
 import type { TaskObserver } from './task-observer.js';
 
@@ -20,6 +21,7 @@ function taskHandleOf(tg: FastifyRequest['tg'] | undefined): string | undefined 
 export function registerRequestLog(app: FastifyInstance, { metrics, observer, hashHandle }: RequestLogDeps): void {
   const requestSeries = new SeriesCache<{ requests: { inc(): void }; duration: { observe(value: number): void } }>();
   const pollSeries = new SeriesCache<{ inc(): void }>();
+  const operationSeries = new SeriesCache<{ inc(): void }>();
   // Callback style, not async: this runs for every request and has nothing to wait for, so it
   // need not cost a promise and a microtask turn each time.
   app.addHook('onResponse', (request, reply, done) => {
@@ -37,10 +39,12 @@ export function registerRequestLog(app: FastifyInstance, { metrics, observer, ha
     const pollOutcome = tg?.pollOutcome;
     if (pollOutcome) pollSeries.get(pollOutcome, () => metrics.polls.labels({ outcome: pollOutcome })).inc();
     if (tg?.taskOutcome && rpcMethod.startsWith('tasks/')) {
-      metrics.taskOperations.inc({ method: rpcMethod, outcome: reply.statusCode >= 500 ? 'error' : tg.taskOutcome });
+      const outcome = reply.statusCode >= 500 ? 'error' : tg.taskOutcome;
+      operationSeries.get(`${rpcMethod}\n${outcome}`, () => metrics.taskOperations.labels({ method: rpcMethod, outcome })).inc();
     }
     const handle = taskHandleOf(tg);
-    request.log.info(
+    writeInfoLine(
+      request.log,
       {
         method: request.method,
         path: route,

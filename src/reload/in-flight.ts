@@ -19,14 +19,26 @@ export class InFlight {
     return () => {
       if (left) return;
       left = true;
-      this.count -= 1;
-      if (this.count === 0 && this.onIdle) {
-        const resolve = this.onIdle;
-        this.onIdle = undefined;
-        this.idle = undefined;
-        resolve();
-      }
+      this.leave();
     };
+  }
+
+  /**
+   * Counts one piece of work in, to be counted out by exactly one `leave()`: for a client
+   * request, whose response closes exactly once, without a closure made per request.
+   */
+  join(): void {
+    this.count += 1;
+  }
+
+  leave(): void {
+    this.count -= 1;
+    if (this.count === 0 && this.onIdle) {
+      const resolve = this.onIdle;
+      this.onIdle = undefined;
+      this.idle = undefined;
+      resolve();
+    }
   }
 
   get size(): number {

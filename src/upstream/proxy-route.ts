@@ -94,16 +94,28 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
   request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
   // The snapshot stays open (its agents, its key sets) until this response is over.
-  const leaveSnapshot = snapshot.inFlight.enter();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) request.tg.abort.abort();
-    request.tg.releaseResultWait?.();
-    leaveSnapshot();
-  });
+  snapshot.inFlight.join();
+  (reply.raw as ClosingResponse)[kRequest] = request;
+  reply.raw.on('close', onResponseClose);
   const timeoutMs = snapshot.config.limits.requestTimeout;
   if (timeoutMs > 0) armRequestTimeout(request, reply, timeoutMs);
   checkHostAndOrigin(snapshot.hostOrigin, request.headers.host, headerValue(request.headers.origin));
   if (route.auth) await route.auth.authenticate(request);
+}
+
+const kRequest = Symbol('taskgate.request');
+type ClosingResponse = FastifyReply['raw'] & { [kRequest]?: FastifyRequest };
+
+/**
+ * A response's end, whichever way it ends (a response closes exactly once): a client that
+ * left before it finished aborts what is still running for it. One function for every
+ * request, which finds its request on the response, rather than a closure made per request.
+ */
+function onResponseClose(this: ClosingResponse): void {
+  const tg = this[kRequest]!.tg;
+  if (!this.writableFinished) tg.abort.abort();
+  tg.releaseResultWait?.();
+  tg.snapshot.inFlight.leave();
 }
 
 function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {

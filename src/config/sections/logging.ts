@@ -16,7 +16,8 @@ export const loggingSchema = z
           '4 KiB each (so the two logs never interleave mid-line on one pipe), when a batch fills, every flushInterval and at ' +
           'exit, off the event loop; a process killed outright (SIGKILL, the OOM killer) loses the last flushInterval of lines, ' +
           'and lines a stuck destination cannot take are dropped past 16 MiB and counted in taskgate_log_lines_dropped_total. ' +
-          'On the benchmark machine batching was slower (fewer requests per second, more heap held under load): see docs/operations.md.',
+          'On the Intel benchmark machine batching was slower (fewer requests per second, more heap held under load); on the AMD ' +
+          'one it cut a cached poll\'s CPU to 0.82-0.88x: see docs/operations.md.',
       ),
     flushInterval: durationSchema()
       .prefault('250ms')
