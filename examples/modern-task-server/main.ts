@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the 2026-07-28 task server until SIGINT/SIGTERM.
-// Usage: tsx examples/modern-task-server/main.ts [--port N] [--host H] [--name NAME] [--poll-interval-ms N]
+// Usage: tsx examples/modern-task-server/main.ts [--port N] [--host H] [--name NAME] [--poll-interval-ms N] [--push-tasks]
 import { parseArgs } from 'node:util';
 import { startModernTaskServer } from './server.js';
 import { closeOnSignals } from '../http-serving.js';
@@ -11,6 +11,7 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     name: { type: 'string' },
     'poll-interval-ms': { type: 'string', default: '500' },
+    'push-tasks': { type: 'boolean', default: false },
   },
 });
 
@@ -25,7 +26,13 @@ if (!Number.isInteger(pollIntervalMs) || pollIntervalMs <= 0) {
   process.exit(2);
 }
 
-const server = await startModernTaskServer({ host: values.host, port, name: values.name, pollIntervalMs });
+const server = await startModernTaskServer({
+  host: values.host,
+  port,
+  name: values.name,
+  pollIntervalMs,
+  pushTasks: values['push-tasks'],
+});
 console.log(server.url);
 
 closeOnSignals(server);

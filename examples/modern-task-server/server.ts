@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { conformanceFixtures } from './conformance-fixtures.js';
 import { TASKS_EXTENSION, registerTaskHandlers } from './task-handlers.js';
+import { TaskListen } from './task-listen.js';
 import { TaskRegistry } from './task-registry.js';
 import { TaskAwareServer, registerTools } from './tool-dispatch.js';
 import { exampleTools } from './tools.js';
@@ -32,6 +33,12 @@ export interface ModernTaskServerOptions {
    * no tasks/* handlers, every tool call answered synchronously (MRTR input included).
    */
   tasks?: boolean;
+  /**
+   * true: `subscriptions/listen` agrees to the `taskIds` this server knows and pushes
+   * `notifications/tasks` on each of their status changes. false (default): it acknowledges without
+   * taskIds, as most servers do, and the client polls.
+   */
+  pushTasks?: boolean;
 }
 
 export interface RecordedRequest {
@@ -61,6 +68,8 @@ export interface ModernTaskServer {
     count(): number;
     /** Changes the interval the task advertises from its next tasks/get on. */
     setPollInterval(taskId: string, ms: number): void;
+    /** Listen streams that carry taskIds, open now. */
+    listeners(): number;
   };
   close(): Promise<void>;
 }
@@ -79,6 +88,7 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
   const timings = { workMs: opts.workMs ?? 200 };
   const tools = [...exampleTools(timings), ...conformanceFixtures(timings)];
   const withTasks = opts.tasks ?? true;
+  const listen = new TaskListen(registry, { push: opts.pushTasks ?? false });
   const mcp = createMcpHandler(
     () => {
       const server = new TaskAwareServer(
@@ -125,10 +135,13 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
     }
+    const listenMessage = withTasks ? TaskListen.match(record.body) : undefined;
+    const headers = headersOf(req);
+    if (listenMessage !== undefined) headers.delete('content-length');
     const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? host}`), {
       method: req.method,
-      headers: headersOf(req),
-      body: raw,
+      headers,
+      body: listenMessage === undefined ? raw : TaskListen.stripped(listenMessage),
       signal: disconnect.signal,
     });
     // Loopback servers are what DNS rebinding targets; the SDK's entry leaves that check to us.
@@ -136,7 +149,8 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
       ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
         originValidationResponse(request, localhostAllowedOrigins()))
       : undefined;
-    await writeResponse(res, rejected ?? (await mcp.fetch(request)));
+    const response = rejected ?? (await mcp.fetch(request));
+    await writeResponse(res, listenMessage === undefined || rejected !== undefined ? response : listen.serve(listenMessage, response));
   };
 
   const http = createServer((req, res) => {
@@ -155,6 +169,7 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
     tasks: {
       count: () => registry.count(),
       setPollInterval: (taskId, ms) => registry.setPollInterval(taskId, ms),
+      listeners: () => listen.open,
     },
     async close() {
       registry.close();

@@ -19,13 +19,17 @@ const TaskIdParams = z.looseObject({ taskId: z.string() });
 /** Only this request's own declaration counts: servers must not infer it from earlier requests. */
 export function declaresTasks(ctx: ServerContext): boolean {
   // The SDK types the lifted envelope as `{}`; its keys are the reserved _meta names.
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const capabilities = envelope?.[CLIENT_CAPABILITIES_KEY];
+  return metaDeclaresTasks(ctx.mcpReq.envelope);
+}
+
+/** Whether a request's `_meta` declares the tasks extension in its client capabilities. */
+export function metaDeclaresTasks(meta: unknown): boolean {
+  const capabilities = isObject(meta) ? meta[CLIENT_CAPABILITIES_KEY] : undefined;
   const extensions: unknown = isObject(capabilities) ? capabilities.extensions : undefined;
   return isObject(extensions) && TASKS_EXTENSION in extensions;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

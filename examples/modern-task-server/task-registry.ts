@@ -59,11 +59,15 @@ export interface TaskRegistryOptions {
   ttlMs: number;
 }
 
-const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** Told the id of a task whose status moved (or that was purged: `detailed()` is then undefined). */
+export type TaskChangeListener = (taskId: string) => void;
 
 export class TaskRegistry {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #opts: TaskRegistryOptions;
+  readonly #listeners = new Set<TaskChangeListener>();
 
   constructor(opts: TaskRegistryOptions) {
     this.#opts = opts;
@@ -138,6 +142,14 @@ export class TaskRegistry {
     return true;
   }
 
+  /** Registers a listener for every status change and purge; returns its idempotent removal. */
+  onChange(listener: TaskChangeListener): () => void {
+    // A wrapper per registration, so the same function registered twice is removed once each.
+    const entry: TaskChangeListener = (taskId) => listener(taskId);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  }
+
   setPollInterval(taskId: string, ms: number): void {
     const record = this.#tasks.get(taskId);
     if (record === undefined) throw new Error(`unknown task ${taskId}`);
@@ -155,6 +167,11 @@ export class TaskRegistry {
     clearTimeout(record.expiry);
     record.abort.abort();
     this.#tasks.delete(taskId);
+    this.#changed(taskId);
+  }
+
+  #changed(taskId: string): void {
+    for (const listener of [...this.#listeners]) listener(taskId);
   }
 
   async #drive(record: TaskRecord, job: TaskJob): Promise<void> {
@@ -205,6 +222,7 @@ export class TaskRegistry {
     if (TERMINAL.has(record.status)) return;
     record.status = status;
     record.lastUpdatedAt = new Date().toISOString();
+    this.#changed(record.taskId);
   }
 
   #settle(record: TaskRecord, status: TaskStatus, fields: Partial<TaskRecord>): void {

@@ -3,6 +3,7 @@
  * a JWKS server with keys generated per test, and a gateway in front of them, every listener
  * on 127.0.0.1 port 0.
  */
+import assert from 'node:assert/strict';
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
 import { parseConfig, type Config } from '../../src/config/index.js';
@@ -90,6 +91,22 @@ export function initializeBody(id: number | string = 1): string {
 }
 
 /** Reads an SSE or JSON reply body into the JSON-RPC messages it carries. */
+/** A 2025 session opened with raw requests: initialize, then notifications/initialized; its id. */
+export async function initializeSession(url: string): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
+  assert.equal(res.status, 200);
+  const sessionId = res.headers.get('mcp-session-id');
+  assert.ok(sessionId, 'initialize answered without a session id');
+  await res.text();
+  const initialized = await fetch(url, {
+    method: 'POST',
+    headers: { ...LEGACY_POST_HEADERS, 'mcp-session-id': sessionId },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  assert.equal(initialized.status, 202);
+  return sessionId;
+}
+
 export async function readMessages(response: Response): Promise<unknown[]> {
   const text = await response.text();
   const type = response.headers.get('content-type') ?? '';

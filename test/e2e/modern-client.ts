@@ -57,6 +57,8 @@ export interface RawOptions {
   omitHeaders?: string[];
   /** The `_meta` envelope to add: declaring the tasks extension (default), declaring nothing, or none. */
   envelope?: 'tasks' | 'plain' | 'none';
+  /** Aborts the exchange (closing a response stream ends a listen). */
+  signal?: AbortSignal;
 }
 
 export interface ModernTaskClientOptions {
@@ -116,7 +118,8 @@ export async function createModernTaskClient(url: string, opts: ModernTaskClient
     const body = { jsonrpc: '2.0', id: nextId++, method, params: framed };
     const headers = { ...standardHeaders(method, framed), ...extraHeaders, ...rawOpts.headers };
     const omit = new Set((rawOpts.omitHeaders ?? []).map((h) => h.toLowerCase()));
-    return send(body, Object.fromEntries(Object.entries(headers).filter(([name]) => !omit.has(name.toLowerCase()))));
+    const kept = Object.fromEntries(Object.entries(headers).filter(([name]) => !omit.has(name.toLowerCase())));
+    return send(body, kept, rawOpts.signal);
   };
 
   const rawDispatch = async (request: unknown, options: DispatchOptions = {}): Promise<JsonRpcResponse> => {
