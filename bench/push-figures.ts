@@ -113,6 +113,8 @@ export interface PushPhase {
   /** Handles acknowledged over every listener (listeners × tasks when all went well). */
   acknowledged: number;
   creationSeconds: number;
+  /** Listens answered 503 (the store too slow) and sent again. */
+  listenRetries: number;
   /** From the first listen sent to every listener having its acknowledgement and each task's first state. */
   openSeconds: number;
   /** The releases: tasks per release, achieved completions per second. */
@@ -160,7 +162,7 @@ function phaseText(p: PushPhase): string {
   const gateway = p.gatewayLag ? `p50 ${p.gatewayLag.p50Ms} ms, p99 ${p.gatewayLag.p99Ms} ms over ${p.gatewayLag.count} notifications (buckets ${p.gatewayLag.buckets})` : 'nothing observed';
   const m = p.memory;
   return [
-    `- ${p.label}: ${p.listeners} listeners × ${p.tasksPerListener} provided tasks from ${p.principals} principals (${p.acknowledged} handles acknowledged); tasks created in ${p.creationSeconds} s, listeners open (acknowledged, every first state read) in ${p.openSeconds} s`,
+    `- ${p.label}: ${p.listeners} listeners × ${p.tasksPerListener} provided tasks from ${p.principals} principals (${p.acknowledged} handles acknowledged); tasks created in ${p.creationSeconds} s, listeners open (acknowledged, every first state read) in ${p.openSeconds} s${p.listenRetries ? ` (${p.listenRetries} listens answered 503 and sent again)` : ''}`,
     `  - delivery lag, backend answer → notification at the client (wall clock, same host), releases of ${p.releaseBatch} tasks at ${p.completionsPerSecond} completions/s (${p.offeredPerSecond} asked) over ${p.releaseSeconds} s, other processes using ${p.foreign.foreignCores} cores meanwhile (load average ${p.foreign.loadavg1.toFixed(1)}): ${lag}; ${p.delivered} completions delivered, ${otherEndsText(p)}${p.missing} ends missing${p.missing ? ` (tasks/get of ${Object.values(p.missingByPoll).reduce((a, b) => a + b, 0)} of them: ${Object.entries(p.missingByPoll).map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}, ${p.cleanEnds} of ${p.listeners} streams ended with the listen's response`,
     `  - the listener replica's taskgate_push_delivery_lag_seconds (its lastUpdatedAt → the write): ${gateway}`,
     `  - listener replica heap after GC: ${mib(m.before.heapUsed)} → ${mib(m.open.heapUsed)} with every listener open: **${m.heapBytesPerSubscription} B per open subscription** (${m.heapBytesPerTaskId} B per task id); RSS ${m.rssBytesPerSubscription} B, external + array buffers ${m.externalBytesPerSubscription} B per subscription`,

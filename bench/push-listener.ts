@@ -15,6 +15,7 @@ import { rpcRequest } from './scenarios.js';
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 const STAMP = /slow call done at ([\d.]+)/;
+const MAX_RETRIES = 3;
 
 /** Wall clock in ms with sub-millisecond digits, comparable across processes of one host. */
 export function wallClockMs(): number {
@@ -53,6 +54,8 @@ export class PushListener {
   /** Tasks that ended otherwise (failed, cancelled), by status, and the last status message seen. */
   readonly otherEnds = new Map<string, number>();
   lastOtherMessage: string | undefined;
+  /** Listens answered 503 and sent again. */
+  retries = 0;
   /** The stream ended with the listen's response (every task ended, nothing else asked for). */
   endedCleanly = false;
   private readonly client: Client;
@@ -69,7 +72,14 @@ export class PushListener {
     const spec = rpcRequest('2026-07-28', this.token, 'subscriptions/listen', { notifications: { taskIds: this.handles } });
     const body = JSON.parse(spec.body) as { id: number };
     body.id = this.id;
-    const res = await this.client.request({ path: this.url.pathname, method: 'POST', headers: spec.headers, body: JSON.stringify(body) });
+    let res = await this.client.request({ path: this.url.pathname, method: 'POST', headers: spec.headers, body: JSON.stringify(body) });
+    // A 503 (the store did not answer in time) is retried after a pause, as a client would, and counted.
+    while (res.statusCode === 503 && this.retries < MAX_RETRIES) {
+      await res.body.text();
+      this.retries++;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      res = await this.client.request({ path: this.url.pathname, method: 'POST', headers: spec.headers, body: JSON.stringify(body) });
+    }
     const type = String(res.headers['content-type'] ?? '');
     if (res.statusCode !== 200 || !type.startsWith('text/event-stream')) {
       const text = await res.body.text();

@@ -53,6 +53,7 @@ const HOLD_MS = 10 * 60_000;
 /** Requests in flight at once while creating tasks and opening listeners. */
 const CONCURRENCY = 50;
 const OPEN_TIMEOUT_MS = 120_000;
+export const REDIS_COMMAND_TIMEOUT = '5s';
 const COMPLETION_TIMEOUT_MS = 60_000;
 
 interface Replicas {
@@ -85,7 +86,10 @@ async function memoryReplica(options: PushOptions): Promise<Replicas> {
 async function redisReplicas(options: PushOptions): Promise<Replicas | string> {
   const redis = await startRedisServer(options.pinning);
   if (typeof redis === 'string') return redis;
-  const shared = { redis, store: redisStore(redis.url) };
+  // commandTimeout raised from its 500 ms default: on this shared machine (load averages of 15
+  // and more on 2 cores) the gateways' event loops stall past it, and a 503 "task state is
+  // unreachable" is then what gets measured rather than the push. Said in docs/benchmarks.md.
+  const shared = { redis, store: { ...redisStore(redis.url), commandTimeout: REDIS_COMMAND_TIMEOUT } };
   const started: Target[] = [];
   const stop = async () => {
     for (const t of started.reverse()) await t.stop();
@@ -100,7 +104,7 @@ async function redisReplicas(options: PushOptions): Promise<Replicas | string> {
     started.push(target);
   }
   const [calls, listeners] = started as [Target, Target];
-  return { label: 'two replicas (Redis): calls on A, listeners on B', calls, listeners, stop };
+  return { label: `two replicas (Redis, commandTimeout ${REDIS_COMMAND_TIMEOUT}): calls on A, listeners on B`, calls, listeners, stop };
 }
 
 async function heldByBackend(backend: NodeChild): Promise<number> {
@@ -202,6 +206,7 @@ async function measurePhase(options: PushOptions, setup: PushPhase['setup'], rep
       delivered,
       otherEnds,
       missingByPoll,
+      listenRetries: listeners.reduce((sum, l) => sum + l.retries, 0),
       ...(otherMessage ? { otherMessage } : {}),
       missing: acknowledged - delivered - Object.values(otherEnds).reduce((a, b) => a + b, 0),
       unstamped: listeners.reduce((sum, l) => sum + l.unstamped, 0),
@@ -228,6 +233,10 @@ export async function checkPush(options: PushOptions): Promise<PushCheck> {
     }
     try {
       check.phases.push(await measurePhase(options, setup, replicas));
+    } catch (error) {
+      // One setup failing (a shared machine's stalls) leaves the other's figures standing.
+      options.log(`push (${setup}) failed: ${(error as Error).message}`);
+      check.skipped.push({ setup, reason: `failed: ${(error as Error).message.split('\n')[0]}` });
     } finally {
       await replicas.stop();
     }
