@@ -206,12 +206,15 @@ let compiledGateway: string | undefined;
  * The gateway as operators run it (`npm start`): compiled by tsc into dist/, once per harness
  * process. Loaded from src/ under tsx it would be esbuild's output instead, which wraps every
  * function made at run time (several per request) in a `__name` call, and which no operator runs.
+ * BENCH_BUILD_DIR (under dist/, so that node_modules resolve) compiles elsewhere than dist/src, so
+ * that two harnesses at once (the two smoke tests) never write over each other's gateway.
  */
 export function buildGateway(): string {
   if (compiledGateway) return compiledGateway;
-  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const outDir = join(REPO_ROOT, process.env.BENCH_BUILD_DIR ?? 'dist');
+  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', outDir], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed; the benchmark measures the compiled gateway\n${tsc.stdout}${tsc.stderr}`);
-  compiledGateway = join(REPO_ROOT, 'dist', 'src');
+  compiledGateway = join(outDir, 'src');
   return compiledGateway;
 }
 
