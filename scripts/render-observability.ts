@@ -80,6 +80,23 @@ const PANELS: Panel[] = [
     ],
   },
   {
+    title: 'Status push: listeners and notifications',
+    unit: 'short',
+    exprs: [
+      ['sum(taskgate_push_subscriptions)', 'listeners'],
+      ['sum by (outcome, reason) (rate(taskgate_push_notifications_total[5m]))', 'notifications {{outcome}} {{reason}}'],
+      ['sum by (outcome) (rate(taskgate_push_upstream_polls_total[5m]))', 'gateway polls {{outcome}}'],
+    ],
+  },
+  {
+    title: 'Status push: delivery lag',
+    unit: 's',
+    exprs: [
+      ['histogram_quantile(0.5, sum by (le) (rate(taskgate_push_delivery_lag_seconds_bucket[5m])))', 'p50'],
+      ['histogram_quantile(0.99, sum by (le) (rate(taskgate_push_delivery_lag_seconds_bucket[5m])))', 'p99'],
+    ],
+  },
+  {
     title: 'Policy reloads',
     unit: 'short',
     exprs: [

@@ -28,7 +28,7 @@ import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from './routing/route-stage.js';
 import type { Store } from './store/store.js';
 import type { TaskDeps } from './tasks/task-context.js';
-import { createUpstreamCaller } from './tasks/upstream-call.js';
+import { createUpstreamCaller, createUpstreamListener } from './tasks/upstream-call.js';
 import { Tracing } from './tracing/tracing.js';
 import type { UpstreamAgent } from './upstream/dispatcher.js';
 import { UpstreamSet } from './upstream/upstream-set.js';
@@ -109,14 +109,15 @@ export class PolicySnapshot {
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
-    const callUpstream = createUpstreamCaller({
-      dispatcherFor: (name) => this.upstreams.agents.get(name),
+    const callerOptions = {
+      dispatcherFor: (name: string) => this.upstreams.agents.get(name),
       // A token-exchange upstream gets the task owner's cached exchange, if one is left.
-      credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
+      credentialHeadersFor: (record: { owner: string; upstream: string }) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
       timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
       maxAnswerBytes: config.limits.maxResponseBytes,
       tracing: this.tracing,
-    });
+    };
+    const callUpstream = createUpstreamCaller(callerOptions);
     this.tasks = {
       store: shared.store,
       policy: config.tasks,
@@ -126,6 +127,11 @@ export class PolicySnapshot {
       observer: shared.observer,
       provided: shared.provided,
       push: shared.push,
+      listenUpstream: createUpstreamListener(callerOptions),
+      credentialsPerCaller: (upstream) => {
+        const type = this.identity.policyFor(upstream).credentials.type;
+        return type === 'token-exchange' || type === 'identity-headers';
+      },
       // Counted in flight like a request: the agent it uses stays open until it is done.
       callUpstream: async (record, method, context) => {
         const leave = this.inFlight.enter();

@@ -54,24 +54,32 @@ export class BackendPoller {
     return this.watched.size;
   }
 
-  /** One more listener for a backend task; the first starts its polls (the first one now). */
-  acquire(record: TaskRecord): void {
+  /** One more listener for a backend task; the first starts its polls (the first one now) and gets true. */
+  acquire(record: TaskRecord): boolean {
     const known = this.watched.get(record.handle);
     if (known) {
       known.listeners++;
-      return;
+      return false;
     }
     const watched: Watched = { record, listeners: 1, pushed: false, polling: false };
     this.watched.set(record.handle, watched);
     if (!isTerminalStatus(record.status)) this.schedule(watched, 0);
+    return true;
   }
 
-  /** One listener less; the last one stops the polls. */
-  release(handle: string): void {
+  /** One listener less; the last one stops the polls and gets true. */
+  release(handle: string): boolean {
     const watched = this.watched.get(handle);
-    if (!watched || --watched.listeners > 0) return;
+    if (!watched || --watched.listeners > 0) return false;
     clearTimeout(watched.timer);
     this.watched.delete(handle);
+    return true;
+  }
+
+  /** Whether a watched task has ended (nothing more to hear of it). */
+  hasEnded(handle: string): boolean {
+    const watched = this.watched.get(handle);
+    return !watched || isTerminalStatus(watched.record.status);
   }
 
   /** The backend pushes this task's status (true), or stopped doing so (false: polls resume). */

@@ -28,6 +28,7 @@ import { BackendPoller } from './backend-poller.js';
 import { grantHandles } from './granted-handles.js';
 import { ListenerStream } from './listener-stream.js';
 import { TaskSubscription } from './task-subscription.js';
+import { UpstreamPush } from './upstream-push.js';
 import { ACKNOWLEDGED, openClientListen, type OpenUpstreamListen } from './upstream-listen.js';
 
 export interface StatusPushDeps {
@@ -42,6 +43,7 @@ const STREAM_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' 
 export class StatusPush {
   private readonly deps: StatusPushDeps;
   private readonly poller: BackendPoller;
+  private readonly upstreams: UpstreamPush;
   /** Open task listens per principal on this replica (tasks.push.maxSubscriptionsPerPrincipal). */
   private readonly openByOwner = new Map<string, number>();
   private readonly streams = new Set<ListenerStream>();
@@ -50,6 +52,7 @@ export class StatusPush {
   constructor(deps: StatusPushDeps) {
     this.deps = deps;
     this.poller = new BackendPoller({ ...deps, currentTasks: () => this.currentTasks() });
+    this.upstreams = new UpstreamPush(this.poller, deps.logger, () => this.currentTasks());
   }
 
   /** Where the gateway's own polls take the policy in force from (set once the policy is built). */
@@ -99,6 +102,7 @@ export class StatusPush {
   /** Ends every listener's stream (the gateway is closing). */
   close(): void {
     for (const stream of [...this.streams]) stream.abort();
+    this.upstreams.close();
     this.poller.close();
   }
 
@@ -119,7 +123,7 @@ export class StatusPush {
         held.subscription?.stop();
         upstream?.close();
         if (started) {
-          for (const record of granted) if (record.kind === 'backend') this.poller.release(record.handle);
+          for (const record of granted) if (record.kind === 'backend' && this.poller.release(record.handle)) this.upstreams.unwatch(record);
           this.streams.delete(stream);
           metrics.pushSubscriptions.dec();
         }
@@ -131,11 +135,14 @@ export class StatusPush {
       if (!upstreamOpen && held.subscription?.allEnded) stream.complete();
     };
     let acknowledged: JsonObject = {};
+    // The backend's notifications wait until the stream's own acknowledgement has been written.
+    let early: JsonObject[] | undefined = [];
+    const relay = (note: JsonObject) => stream.notify(String(note.method), isObject(note.params) ? note.params : {});
     if (asksMore(rest)) {
       let opened: OpenUpstreamListen | LocalAnswer;
       try {
         opened = await openClientListen(request, this.deps.store, message, rest, {
-          onNotification: (note) => stream.notify(String(note.method), isObject(note.params) ? note.params : {}),
+          onNotification: (note) => (early ? early.push(note) : relay(note)),
           onEnd: () => {
             upstreamOpen = false;
             endIfDone();
@@ -159,10 +166,14 @@ export class StatusPush {
     this.streams.add(stream);
     metrics.pushSubscriptions.inc();
     stream.notify(ACKNOWLEDGED, { notifications: { ...acknowledged, taskIds: granted.map((r) => r.handle) } });
-    for (const record of granted) if (record.kind === 'backend') this.poller.acquire(record);
+    for (const note of early) relay(note);
+    early = undefined;
+    for (const record of granted) if (record.kind === 'backend' && this.poller.acquire(record)) this.upstreams.watch(record);
     const subscription = new TaskSubscription(this.deps, stream, granted.map((r) => r.handle), endIfDone);
     held.subscription = subscription;
     request.tg.abort.once('abort', () => stream.abort());
+    // The client may have left while the handles were read or the backend listen opened.
+    if (request.tg.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
   }

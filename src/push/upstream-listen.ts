@@ -69,16 +69,17 @@ export async function openClientListen(request: FastifyRequest, store: Store, me
     const text = await readBounded(response.body, tg.snapshot.config.limits.maxResponseBytes);
     return { status: response.statusCode, body: text.toString('utf8') };
   }
-  const acknowledged = await readStream(response.body, tg.snapshot.config.limits.maxSseEventBytes, handlers);
+  const acknowledged = await readListenStream(response.body, tg.snapshot.config.limits.maxSseEventBytes, handlers, false);
   return { acknowledged, close: () => abort.abort() };
 }
 
 /**
- * Reads the stream in the background; resolves with the acknowledgement's filter once it came
- * (rejects when the stream ends first). Notifications about tasks are dropped: they could only
- * carry backend ids, which the client must never see.
+ * Reads a listen stream in the background; resolves with the acknowledgement's filter once it
+ * came (rejects when the stream ends first). Unless `tasks` (the gateway's own task listens),
+ * notifications about tasks are dropped: they could only carry backend ids, which a client
+ * must never see.
  */
-function readStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers): Promise<JsonObject> {
+export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
     let acknowledged = false;
     let ended = false;
@@ -102,7 +103,7 @@ function readStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventB
           return;
         }
         if ('result' in message || 'error' in message) end();
-        else if (typeof message.method === 'string' && !message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
+        else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
       },
       onError: (error) => {
         if (error.type === 'max-buffer-size-exceeded') end();

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
-import type { UpstreamCaller } from './upstream-call.js';
+import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
 import type { StatusPush } from '../push/status-push.js';
@@ -16,6 +16,10 @@ export interface TaskDeps {
   readonly authEnabled: boolean;
   readonly logger: Logger;
   readonly callUpstream: UpstreamCaller;
+  /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
+  readonly listenUpstream: UpstreamListener;
+  /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
+  readonly credentialsPerCaller: (upstream: string) => boolean;
   /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
   readonly resultWaits: Map<string, number>;
   /** Metrics, audit trail and detectors. */

@@ -81,17 +81,45 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
   };
 }
 
-function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | undefined): { headers: Record<string, string>; body: string } {
+/**
+ * Opens a 2026 subscriptions/listen on the instance holding `record` (and its siblings: same
+ * instance, path and credentials) for their backend ids; the caller reads the event stream and
+ * aborts `signal` to end it. Not counted in flight: a policy reload closes the old agent under
+ * it, and the caller opens it again on the policy in force.
+ */
+export type UpstreamListener = (record: TaskRecord, upstreamTaskIds: readonly string[], signal: AbortSignal) => Promise<Dispatcher.ResponseData>;
+
+export function createUpstreamListener(options: UpstreamCallerOptions): UpstreamListener {
+  return async (record, upstreamTaskIds, signal) => {
+    const dispatcher = options.dispatcherFor(record.upstream);
+    if (!dispatcher) throw new Error(`no dispatcher for upstream ${record.upstream}`);
+    const { headers, body } = frameCall(record, 'subscriptions/listen', undefined, { notifications: { taskIds: upstreamTaskIds } });
+    const credentials = await options.credentialHeadersFor?.(record);
+    return dispatcher.request({
+      origin: record.instance,
+      path: record.upstreamPath,
+      method: 'POST',
+      headers: { ...headers, ...credentials },
+      body,
+      signal,
+      headersTimeout: options.timeoutMs,
+      // A listen stream is quiet for as long as nothing changes.
+      bodyTimeout: 0,
+    });
+  };
+}
+
+function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | undefined, ownParams?: Record<string, unknown>): { headers: Record<string, string>; body: string } {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
   };
-  const params: Record<string, unknown> = { taskId: record.upstreamTaskId };
+  const params: Record<string, unknown> = ownParams ?? { taskId: record.upstreamTaskId };
   if (record.era === 'modern') {
     const version = record.protocolVersion ?? MODERN_VERSION;
     headers['mcp-protocol-version'] = version;
     headers['mcp-method'] = method;
-    headers['mcp-name'] = record.upstreamTaskId;
+    if (!ownParams) headers['mcp-name'] = record.upstreamTaskId;
     params._meta = {
       'io.modelcontextprotocol/protocolVersion': version,
       'io.modelcontextprotocol/clientInfo': { name: 'taskgate', version: '0' },

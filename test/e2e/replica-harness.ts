@@ -7,6 +7,23 @@ import { createModernTaskClient, type ModernTaskClient } from './modern-client.j
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
 import { waitUntilReady } from './task-harness.js';
 
+/**
+ * A replica policy (as JSON, which YAML reads): loopback listeners on free ports, JWT auth by
+ * `jwks`, no audit on stdout, info logs (the process harness waits for "taskgate listening");
+ * `parts` adds the upstreams, routes, store and the rest.
+ */
+export function replicaPolicy(jwks: JwksServer, parts: Record<string, unknown>): string {
+  return JSON.stringify({
+    listen: { host: '127.0.0.1', port: 0 },
+    admin: { host: '127.0.0.1', port: 0 },
+    publicUrl: 'http://127.0.0.1',
+    auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+    audit: { stdout: false },
+    logging: { level: 'info' },
+    ...parts,
+  });
+}
+
 export class Replicas {
   readonly running: GatewayProcess[] = [];
   private readonly clients: ModernTaskClient[] = [];

@@ -34,6 +34,8 @@ function depsWith(store: MemoryStore): TaskDeps {
     provided: new ProvidedTasks({ store, logger, observer, metrics }),
     push: new StatusPush({ store, logger, observer, metrics }),
     callUpstream: async () => ({ status: 200 }),
+    listenUpstream: () => Promise.reject(new Error('no backend listens in this test')),
+    credentialsPerCaller: () => false,
   };
 }
 
