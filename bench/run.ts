@@ -3,8 +3,8 @@
  * issuer and every target, prepares each scenario's requests, runs rounds of load with the
  * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
  *
- *   tsx bench/run.ts            full run (≥ 5 rounds, about 20 minutes, stopped at 25)
- *   tsx bench/run.ts --quick    2 short rounds, under 5 minutes
+ *   tsx bench/run.ts            full run (≥ 5 rounds, about 25 minutes with the status push, stopped at 30)
+ *   tsx bench/run.ts --quick    2 short rounds and 100 listeners, under 8 minutes
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
@@ -63,19 +63,20 @@ interface ModeSettings {
 }
 
 const MODES: Record<Mode, ModeSettings> = {
-  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 25 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
+  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 30 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
   // wrk runs whole seconds, so quick stays short by leaving out the variant scenarios (the SSE
   // check still times SSE replies) and keeping one era of each provided pair (2026); the full
   // run has them all.
   quick: {
-    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 5 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
+    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 8 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
     scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
-    pushListeners: 200,
+    pushListeners: 100,
   },
   smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'], pushListeners: 20 },
 };
 /** Time kept after the rounds for the SSE, memory and push checks: no extra round starts inside it. */
-const CHECKS_RESERVE_MS = 330_000;
+// The status push at 1,000 listeners took 455 s on a loaded machine (docs/benchmarks.md).
+const CHECKS_RESERVE_MS = 600_000;
 /** Average cores used by other processes above which a round is dropped. */
 const FOREIGN_THRESHOLD_CORES = 0.25;
 /** Principals for the memory check: ~100 tasks each at 100k, as many owners as real traffic. */
