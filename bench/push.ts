@@ -235,7 +235,12 @@ export async function checkPush(options: PushOptions): Promise<PushCheck> {
       check.phases.push(await measurePhase(options, setup, replicas));
     } catch (error) {
       // One setup failing (a shared machine's stalls) leaves the other's figures standing.
-      options.log(`push (${setup}) failed: ${(error as Error).message}`);
+      const cause = (error as { cause?: unknown }).cause;
+      options.log(`push (${setup}) failed: ${(error as Error).message}${cause ? ` (${String(cause)})` : ''}`);
+      for (const t of new Set([replicas.calls, replicas.listeners])) {
+        const tail = t.child?.stderrTail().trim();
+        if (tail) options.log(`push (${setup}): ${t.name} (pid ${t.child!.pid}) stderr:\n${tail}`);
+      }
       check.skipped.push({ setup, reason: `failed: ${(error as Error).message.split('\n')[0]}` });
     } finally {
       await replicas.stop();
