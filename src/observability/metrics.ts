@@ -74,6 +74,8 @@ export interface GatewayMetrics {
   readonly storeDuration: Histogram<'operation'>;
   readonly storeErrors: Counter<'operation'>;
   readonly detectorEvents: Counter<'detector'>;
+  readonly legacyStatusNotifications: Counter<'outcome'>;
+  readonly legacyStatusStreams: Gauge;
   readonly taskOperations: Counter<'method' | 'outcome'>;
   readonly limitRejections: Counter<'limit' | 'scope'>;
   readonly jwtVerifications: Counter<'outcome'>;
@@ -175,6 +177,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_detector_events_total',
       help: 'Detector firings: enumeration (a principal probing handles), poll_abuse (a task polled far faster than its interval), overdue (a task still running when its lifetime ended).',
       labelNames: ['detector'],
+      registers,
+    }),
+    legacyStatusNotifications: new Counter({
+      name: 'taskgate_provided_status_notifications_total',
+      help: '2025-11-25 notifications/tasks/status of gateway-run tasks, by outcome: delivered (written to the owning session\'s GET stream) or dropped (the stream was closed, or its client was over 64 KiB behind).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    legacyStatusStreams: new Gauge({
+      name: 'taskgate_provided_status_sessions',
+      help: '2025-11-25 sessions with a standalone GET stream open on this replica, which gateway-run tasks\' status notifications go to.',
       registers,
     }),
     taskOperations: new Counter({

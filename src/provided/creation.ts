@@ -54,6 +54,7 @@ export async function createLegacyTask(c: CreationContext, request: FastifyReque
   const driver = startDriver(c, request, plan, true);
   driver.attach(record);
   announce(c, request, record);
+  c.ctx.legacyPush.created(record);
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { task: taskFromRecord(record) } } };
 }
 

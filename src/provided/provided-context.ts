@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
+import type { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { BackendSupport } from './backend-support.js';
 
 /** A backend call this replica holds for a task (task-driver.ts), seen from the outside. */
@@ -27,4 +28,6 @@ export interface ProvidedContext {
   readonly held: Map<string, HeldCall>;
   /** Backend calls in flight here, tasks or not yet (2026 calls before promotion). */
   inFlight: number;
+  /** 2025 status notifications on the sessions' GET streams (src/push/legacy/). */
+  readonly legacyPush: LegacyStatusPush;
 }

@@ -16,6 +16,7 @@ import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
+import { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
@@ -44,7 +45,13 @@ export class ProvidedTasks {
   private readonly ctx: ProvidedContext;
 
   constructor(deps: ProvidedTasksDeps) {
-    this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0 };
+    const legacyPush = new LegacyStatusPush(deps);
+    this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, legacyPush };
+  }
+
+  /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
+  get legacyPush(): LegacyStatusPush {
+    return this.ctx.legacyPush;
   }
 
   /** A tools/call this room runs as a task: the answer, or undefined for the takeover stage. */

@@ -3,18 +3,22 @@
  * (backend id → handle, owner → handles, expiry second → handles). Bounded by `maxTasks`;
  * expiry is checked on every read and swept by takeExpired, so an expired record is never
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
+ *
+ * Records are stored frozen and replaced whole by an update, never changed in place: a reader
+ * (a poll, above all) is handed the stored object itself, with no copy, and nothing it or the
+ * store does later can change what it holds. A poll allocates only its decision and its answer.
  */
 import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
-import { decidePoll, type PollState } from '../task-model/poll-rule.js';
+import { decidePollAt, type PollState } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
 export class MemoryTaskTable {
-  private readonly records = new Map<string, TaskRecord>();
+  private readonly records = new Map<string, Readonly<TaskRecord>>();
   private readonly byUpstreamId = new Map<string, string>();
   private readonly byOwner = new Map<string, Set<string>>();
-  private readonly polls = new Map<string, { state: PollState; snapshot?: string }>();
+  private readonly polls = new Map<string, PollEntry>();
   private readonly expiring = new Map<number, Set<string>>();
   /**
    * Tasks per owner that are not terminal, kept in step with every write: counting them at
@@ -42,8 +46,8 @@ export class MemoryTaskTable {
     // must not count (they stay for the sweeper, which cancels running ones upstream).
     if (live >= maxLivePerOwner && live - this.expiredLive(record.owner, now) >= maxLivePerOwner) return 'owner-limit';
     if (this.records.size >= this.maxTasks) return 'full';
-    // A copy, so later changes by the caller never alter stored state behind the store's back.
-    this.records.set(record.handle, { ...record });
+    // A frozen copy, so later changes by the caller never alter stored state behind the store's back.
+    this.records.set(record.handle, Object.freeze({ ...record }));
     this.byUpstreamId.set(upstreamKey(record.upstream, record.instance, record.upstreamTaskId), record.handle);
     const set = this.byOwner.get(record.owner) ?? new Set<string>();
     set.add(record.handle);
@@ -57,7 +61,7 @@ export class MemoryTaskTable {
     const record = this.records.get(handle);
     if (!record) return undefined;
     if (record.expiresAt <= now) return undefined;
-    return { ...record };
+    return record;
   }
 
   update(handle: string, patch: TaskPatch): void {
@@ -70,7 +74,7 @@ export class MemoryTaskTable {
     if (patch.status !== undefined && isTerminalStatus(patch.status) !== isTerminalStatus(record.status)) {
       this.countLive(record.owner, isTerminalStatus(patch.status) ? -1 : 1);
     }
-    Object.assign(record, patch);
+    this.records.set(handle, Object.freeze({ ...record, ...patch }));
   }
 
   delete(handle: string): void {
@@ -93,13 +97,20 @@ export class MemoryTaskTable {
     const record = this.records.get(handle);
     if (!record || record.expiresAt <= now) return { outcome: 'not_found' };
     if (!isInScope(record, scope)) return { outcome: 'denied' };
-    const entry = this.polls.get(handle);
-    const decision = decidePoll(entry?.state, now, { ...limits, intervalMs: record.pollIntervalMs });
-    this.polls.set(handle, { state: decision.next, snapshot: entry?.snapshot });
+    let entry = this.polls.get(handle);
+    const { verdict, next, retryAfterMs } = decidePollAt(entry, now, record.pollIntervalMs, limits);
+    if (entry) {
+      entry.lastForwardedAt = next.lastForwardedAt;
+      entry.earlyCount = next.earlyCount;
+    } else {
+      entry = new PollEntry(next.lastForwardedAt, next.earlyCount);
+      this.polls.set(handle, entry);
+    }
+    const snapshot = entry.snapshot;
     return {
       outcome: 'polled',
-      record: { ...record },
-      decision: decision.verdict === 'forward' ? { ...decision, snapshotTag: entry?.snapshot } : { ...decision, snapshot: entry?.snapshot },
+      record,
+      decision: verdict === 'forward' ? { verdict, next, retryAfterMs, snapshotTag: snapshot } : { verdict, next, retryAfterMs, snapshot },
     };
   }
 
@@ -107,9 +118,9 @@ export class MemoryTaskTable {
   recordPoll(handle: string, patch: TaskPatch, snapshot: string): void {
     if (!this.records.has(handle)) return;
     this.update(handle, patch);
-    const entry = this.polls.get(handle) ?? { state: { earlyCount: 0 } };
-    entry.snapshot = snapshot;
-    this.polls.set(handle, entry);
+    const entry = this.polls.get(handle);
+    if (entry) entry.snapshot = snapshot;
+    else this.polls.set(handle, new PollEntry(undefined, 0, snapshot));
   }
 
   readPollSnapshot(handle: string, now: number): { record: TaskRecord; snapshot?: string } | undefined {
@@ -199,7 +210,7 @@ export class MemoryTaskTable {
       for (const handle of handles) {
         if (expired.length >= limit) break;
         const record = this.records.get(handle);
-        if (record && record.expiresAt <= now) expired.push({ ...record });
+        if (record && record.expiresAt <= now) expired.push(record);
       }
     }
     for (const record of expired) this.delete(record.handle);
@@ -244,6 +255,19 @@ export class MemoryTaskTable {
     this.liveByOwner.clear();
     this.provided.clear();
     this.leases.clear();
+  }
+}
+
+/** A task's poll state and last snapshot, changed in place by each poll (one object per task). */
+class PollEntry implements PollState {
+  lastForwardedAt: number | undefined;
+  earlyCount: number;
+  snapshot: string | undefined;
+
+  constructor(lastForwardedAt: number | undefined, earlyCount: number, snapshot?: string) {
+    this.lastForwardedAt = lastForwardedAt;
+    this.earlyCount = earlyCount;
+    this.snapshot = snapshot;
   }
 }
 

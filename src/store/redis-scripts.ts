@@ -8,6 +8,7 @@
  * passing the caller's string on (rather than a number Lua formats) keeps them byte-exact.
  */
 import type { Cluster, Redis, Result } from 'ioredis';
+import { LIVE_FIELDS } from './redis-task-hash.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -229,22 +230,30 @@ if #due > 0 then extend(KEYS[1], tonumber(ARGV[4])) end
 return due`,
   },
   // A tasks/get on the way in: lookup, scope check and poll decision in one step. KEYS:
-  // record, poll, snapshot. ARGV: now, owner, era, upstream, toleranceMs, abuseFactor.
-  // Returns {'not_found'} (unknown, or expired at now), {'denied'} (another owner, era or
-  // upstream), neither touching the poll state; else {'polled'}, check_poll's six values on
-  // the record's own pollIntervalMs, then the record's fields.
+  // record, poll, snapshot. ARGV: now, owner, era, upstream, toleranceMs, abuseFactor, and the
+  // createdAt of the record whose fixed fields the caller holds ('' for none). Returns
+  // {'not_found'} (unknown, or expired at now), {'denied'} (another owner, era or upstream),
+  // neither touching the poll state; else {'polled'}, check_poll's six values on the record's
+  // own pollIntervalMs, then either 'live' and the LIVE_FIELDS values (redis-task-hash.ts),
+  // when the caller's createdAt is this record's, or 'full' and the record's fields. The
+  // scope is checked here, on the stored record, whatever the caller holds.
   taskgateOpenPoll: {
     keys: 3,
     body: `
-local fields = redis.call('HGETALL', KEYS[1])
-if #fields == 0 then return { 'not_found' } end
-local record = {}
-for i = 1, #fields, 2 do record[fields[i]] = fields[i + 1] end
-if tonumber(record.expiresAt) <= tonumber(ARGV[1]) then return { 'not_found' } end
-if record.owner ~= ARGV[2] or record.era ~= ARGV[3] or record.upstream ~= ARGV[4] then return { 'denied' } end
-local reply = check_poll(KEYS, ARGV[1], record.pollIntervalMs, ARGV[5], ARGV[6])
+local live = { ${LIVE_FIELDS.map((field) => `'${field}'`).join(', ')} }
+local head = redis.call('HMGET', KEYS[1], 'owner', 'era', 'upstream', 'createdAt', unpack(live))
+local expires_at = head[${4 + LIVE_FIELDS.indexOf('expiresAt') + 1}]
+if not expires_at or tonumber(expires_at) <= tonumber(ARGV[1]) then return { 'not_found' } end
+if head[1] ~= ARGV[2] or head[2] ~= ARGV[3] or head[3] ~= ARGV[4] then return { 'denied' } end
+local reply = check_poll(KEYS, ARGV[1], head[${4 + LIVE_FIELDS.indexOf('pollIntervalMs') + 1}], ARGV[5], ARGV[6])
 table.insert(reply, 1, 'polled')
-for _, value in ipairs(fields) do reply[#reply + 1] = value end
+if ARGV[7] ~= '' and head[4] == ARGV[7] then
+  reply[8] = 'live'
+  for i = 1, #live do reply[8 + i] = head[4 + i] end
+else
+  reply[8] = 'full'
+  for _, value in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = value end
+end
 return reply`,
   },
   // A forwarded tasks/get on the way back: taskgateUpdateTask's update and the poll snapshot

@@ -12,13 +12,13 @@
 import { Cluster } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { RedisStoreConfig } from '../config/sections/store.js';
-import type { PollDecision } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { changesNothing, isInScope, isTerminalStatus, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { createRedisClient, logConnectionState, type RedisClient } from './redis-connection.js';
 import { RedisKeys, handleOfListMember, listMember, ownKeys, pxTtl, taskKeyTtl } from './redis-keys.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 import { RedisProvidedTasks } from './redis-provided.js';
+import { PollOpener } from './redis-poll-opening.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodeTask, patchArgs } from './redis-task-hash.js';
 import { RedisTaskEvents } from './redis-task-events.js';
@@ -45,6 +45,7 @@ export class RedisStore implements Store {
   private readonly config: RedisStoreConfig;
   private readonly cipher: SnapshotCipher;
   private readonly logger: Logger;
+  private readonly opener = new PollOpener((sealed, handle) => this.openSnapshot(sealed, handle));
 
   constructor(config: RedisStoreConfig, deps: RedisStoreDeps = {}) {
     this.config = config;
@@ -148,6 +149,7 @@ export class RedisStore implements Store {
   }
 
   async deleteTask(handle: string): Promise<void> {
+    this.opener.forget(handle);
     await this.run(async () => {
       const reply = await this.client.taskgateRemoveTask(...ownKeys(this.keys.task(handle)), '');
       const record = reply[0] === 'removed' ? decodeTask(reply.slice(1)) : undefined;
@@ -221,6 +223,7 @@ export class RedisStore implements Store {
       replies.forEach((reply, i) => {
         const handle = due[i]!;
         const record = reply[0] === 'removed' ? decodeTask(reply.slice(1)) : undefined;
+        if (reply[0] !== 'live') this.opener.forget(handle);
         if (record) {
           taken.push(record);
           settled.push(this.indexes.forget(record));
@@ -238,21 +241,12 @@ export class RedisStore implements Store {
 
   async openPoll(handle: string, scope: TaskScope, now: number, limits: PollLimits): Promise<PollOpening> {
     const task = this.keys.task(handle);
+    // With the record's fixed part held here, the script returns only its live fields.
+    const known = this.opener.known(handle, now);
     const reply = await this.run(() =>
-      this.client.taskgateOpenPoll(task.record, task.poll, task.snapshot, String(now), scope.owner, scope.era, scope.upstream, String(limits.toleranceMs), String(limits.abuseFactor)),
+      this.client.taskgateOpenPoll(task.record, task.poll, task.snapshot, String(now), scope.owner, scope.era, scope.upstream, String(limits.toleranceMs), String(limits.abuseFactor), known?.createdAt ?? ''),
     );
-    const [outcome, verdict, last, earlyCount, retryAfterMs, sealed, tag, ...fields] = reply;
-    if (outcome === 'not_found' || outcome === 'denied') return { outcome };
-    const record = decodeTask(fields as string[]);
-    if (outcome !== 'polled' || !record) throw new Error(`taskgateOpenPoll answered ${String(outcome)} without a record`);
-    const decision: PollDecision = {
-      verdict: verdict as PollDecision['verdict'],
-      next: { lastForwardedAt: Number(last), earlyCount: Number(earlyCount) },
-      retryAfterMs: Number(retryAfterMs),
-    };
-    if (decision.verdict === 'forward') return { outcome, record, decision: typeof tag === 'string' ? { ...decision, snapshotTag: tag } : decision };
-    const snapshot = typeof sealed === 'string' ? this.openSnapshot(sealed, handle) : undefined;
-    return { outcome, record, decision: { ...decision, snapshot } };
+    return this.opener.read(handle, reply, known, now);
   }
 
   async recordPoll(record: TaskRecord, patch: TaskPatch, snapshot: string, snapshotTag?: string): Promise<void> {

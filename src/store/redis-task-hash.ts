@@ -32,6 +32,45 @@ const FIELDS = {
   traceparent: 'string',
 } as const satisfies Record<keyof TaskRecord, FieldKind>;
 
+/**
+ * The properties a patch may change (every TaskPatch property, in the order the opening
+ * script returns them): the rest of a record is fixed when the task is created.
+ */
+export const LIVE_FIELDS = ['status', 'lastUpdatedAtIso', 'ttlMs', 'expiresAt', 'pollIntervalMs', 'statusMessage'] as const satisfies readonly (keyof TaskPatch)[];
+/** A TaskPatch property missing from LIVE_FIELDS fails the typecheck here. */
+const LIVE_COVERS_PATCH: Exclude<keyof TaskPatch, (typeof LIVE_FIELDS)[number]> extends never ? true : never = true;
+void LIVE_COVERS_PATCH;
+
+/** The part of a record that never changes after creation. */
+export type FixedFields = Omit<TaskRecord, (typeof LIVE_FIELDS)[number]>;
+
+const LIVE: ReadonlySet<string> = new Set(LIVE_FIELDS);
+
+/** A record's fixed part, frozen: kept and shared by every poll that reads it (redis-poll-opening.ts). */
+export function fixedFieldsOf(record: TaskRecord): Readonly<FixedFields> {
+  const fixed: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(record)) if (!LIVE.has(field)) fixed[field] = value;
+  return Object.freeze(fixed) as unknown as FixedFields;
+}
+
+/**
+ * A record from its fixed part and the live fields as the opening script returns them,
+ * from `at` on in `reply` in LIVE_FIELDS order (null for a property the hash does not hold).
+ */
+export function withLiveFields(fixed: Readonly<FixedFields>, reply: readonly unknown[], at: number): TaskRecord {
+  const record: TaskRecord = {
+    ...fixed,
+    status: reply[at] as TaskRecord['status'],
+    lastUpdatedAtIso: reply[at + 1] as string,
+    ttlMs: Number(reply[at + 2]),
+    expiresAt: Number(reply[at + 3]),
+    pollIntervalMs: Number(reply[at + 4]),
+  };
+  const statusMessage = reply[at + 5];
+  if (typeof statusMessage === 'string') record.statusMessage = statusMessage;
+  return record;
+}
+
 /** The properties an update may remove; the others are never left out of a record. */
 const OPTIONAL: ReadonlySet<string> = new Set(['upstreamSession', 'protocolVersion', 'statusMessage'] satisfies (keyof TaskRecord)[]);
 

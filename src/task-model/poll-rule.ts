@@ -34,15 +34,23 @@ export interface PollDecision {
 }
 
 export function decidePoll(state: PollState | undefined, now: number, rules: PollRules): PollDecision {
+  return decidePollAt(state, now, rules.intervalMs, rules);
+}
+
+/**
+ * decidePoll with the interval apart from the other rules: a store deciding on a task's own
+ * interval passes its policy limits as they are, without a rules object made per poll.
+ */
+export function decidePollAt(state: PollState | undefined, now: number, intervalMs: number, limits: Omit<PollRules, 'intervalMs'>): PollDecision {
   const last = state?.lastForwardedAt;
-  const allowedAt = last === undefined ? now : last + rules.intervalMs - rules.toleranceMs;
+  const allowedAt = last === undefined ? now : last + intervalMs - limits.toleranceMs;
   if (now >= allowedAt) {
-    const bookedAt = last === undefined ? now : Math.max(now, last + rules.intervalMs);
+    const bookedAt = last === undefined ? now : Math.max(now, last + intervalMs);
     return { verdict: 'forward', next: { lastForwardedAt: bookedAt, earlyCount: 0 }, retryAfterMs: 0 };
   }
   const earlyCount = (state?.earlyCount ?? 0) + 1;
   return {
-    verdict: earlyCount > rules.abuseFactor ? 'abusive' : 'early',
+    verdict: earlyCount > limits.abuseFactor ? 'abusive' : 'early',
     next: { lastForwardedAt: last, earlyCount },
     retryAfterMs: allowedAt - now,
   };

@@ -55,7 +55,8 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   relayThrough(res.stream, tap, (error) => {
     if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
   });
-  reply.send(tap);
+  // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
+  reply.send(snapshot.tasks.provided.legacyPush.attach(request, tap));
 }
 
 /**

@@ -11,11 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startJwksServer, type JwksServer, readMessages } from './harness.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './harness.js';
 import type { ModernTaskClient } from './modern-client.js';
 import type { GatewayProcess } from './gateway-process.js';
 import { Replicas } from './replica-harness.js';
+import { waitFor as until } from './reload-harness.js';
 import { sleep } from './task-harness.js';
+import { assertTaskObject } from './task-schemas.js';
+import { recordTaskStatus } from './task-waits.js';
 import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
 
 const installed = redisServerInstalled();
@@ -115,6 +120,27 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     assert.match(result.result.content[0]!.text, /Report ready/);
   });
 
+  it('2025: a task created through B has its status pushed on the session\'s GET stream, held by A', async () => {
+    const [a, b] = running.slice(-2) as [GatewayProcess, GatewayProcess];
+    const token = await jwks.mint({ sub: 'alice', aud: 'http://127.0.0.1/legacy' });
+    const sdk = new Client({ name: 'push-client', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${a.url}/legacy`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    await sdk.connect(transport);
+    try {
+      const pushed = recordTaskStatus(sdk);
+      // The SDK client opens its GET stream after initialize; A relays it.
+      await until(async () => (await metricValue(a, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
+      const session = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': transport.sessionId! };
+      const created = await legacyPost(b, session, { method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.3, steps: 1 }, task: { ttl: 60_000 } } });
+      const taskId = (created as { result: { task: { taskId: string } } }).result.task.taskId;
+      await until(() => pushed.statusesOf(taskId).at(-1) === 'completed', 'the completion pushed through A');
+      assert.deepEqual(pushed.statusesOf(taskId), ['completed']);
+      for (const message of pushed.raw) assertTaskObject('legacy', 'notification', message);
+    } finally {
+      await sdk.close();
+    }
+  });
+
   it('a replica killed mid-call: the other ends its task failed within the lease, saying why', async () => {
     const [a, b] = running.slice(-2) as [GatewayProcess, GatewayProcess];
     const viaA = await client(a);
@@ -139,6 +165,12 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const failed = await waitFor(viaD, task, 'failed', 4000);
     assert.match(String(failed.statusMessage), /shut down before the backend answered/);
   });
+
+  async function metricValue(gateway: GatewayProcess, name: string): Promise<number | undefined> {
+    const text = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.slice(name.length + 1));
+  }
 
   async function legacyPost(gateway: GatewayProcess, headers: Record<string, string>, message: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, ...message }) });

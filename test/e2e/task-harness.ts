@@ -46,13 +46,21 @@ export async function startTaskStack(options: {
   workMs?: number;
   /** upstreams.tools.providedTasks: the tools the gateway runs as tasks itself. */
   providedTasks?: Record<string, unknown>;
+  /** Modern backends: which ones (by index) push task status on subscriptions/listen. */
+  pushTasks?: readonly boolean[];
 }): Promise<TaskStack> {
   const jwks = await startJwksServer({ algs: ['ES256'] });
   const backends: Backend[] = [];
   const modern: ModernTaskServer[] = [];
   for (let i = 0; i < (options.count ?? 1); i++) {
     if (options.era === 'modern') {
-      const server = await startModernTaskServer({ name: `modern-${i}`, pollIntervalMs: options.pollIntervalMs ?? 200, tasks: !options.plain, workMs: options.workMs });
+      const server = await startModernTaskServer({
+        name: `modern-${i}`,
+        pollIntervalMs: options.pollIntervalMs ?? 200,
+        tasks: !options.plain,
+        workMs: options.workMs,
+        pushTasks: options.pushTasks?.[i] ?? false,
+      });
       modern.push(server);
       backends.push(server);
     } else {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, TaskStatusNotificationSchema, type TaskStatusNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskState, TaskView } from '@modelcontextprotocol/ext-tasks/client';
 import type { ModernTaskClient } from './modern-client.js';
 import { sleep } from './task-harness.js';
@@ -37,4 +37,33 @@ export async function waitForModernStatus(client: ModernTaskClient, taskId: stri
     if (Date.now() > until) assert.fail(`task ${taskId} is ${view.status}, not ${status}`);
     await sleep(everyMs);
   }
+}
+
+/** 2025: the notifications/tasks/status a connected client receives, as they came off the wire and as its handler got them. */
+export interface TaskStatusRecording {
+  /** Whole JSON-RPC messages, before the client library parsed them. */
+  readonly raw: Record<string, unknown>[];
+  /** What the client's notification handler was given. */
+  readonly handled: TaskStatusNotification[];
+  /** The statuses pushed for `taskId`, in order. */
+  statusesOf(taskId: string): string[];
+}
+
+export function recordTaskStatus(client: Client): TaskStatusRecording {
+  const raw: Record<string, unknown>[] = [];
+  const handled: TaskStatusNotification[] = [];
+  const transport = client.transport!;
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && message.method === 'notifications/tasks/status') raw.push(structuredClone(message) as Record<string, unknown>);
+    deliver(message, extra);
+  };
+  client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+    handled.push(notification);
+  });
+  return {
+    raw,
+    handled,
+    statusesOf: (taskId) => handled.filter((n) => n.params.taskId === taskId).map((n) => n.params.status),
+  };
 }

@@ -162,6 +162,38 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       assert.equal(verdicts.filter((d) => d.verdict === 'forward').length, 1);
     });
 
+    it('reads what can change from Redis on every poll, with the fixed part of the record held by the replica', async () => {
+      const prefix = `${root}${sequence++}:`;
+      const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
+      const record = taskRecord({ statusMessage: 'starting', pollIntervalMs: 0 });
+      await a.createTask(record, 10);
+      const limits = { toleranceMs: 0, abuseFactor: 100 };
+      const now = Date.now();
+      const openOn = async (store: RedisStore, scope = scopeOf(record), at = now) => store.openPoll(record.handle, scope, at, limits);
+      const first = await openOn(a);
+      assert.deepEqual(first.outcome === 'polled' && first.record, record);
+      // Another replica changes every field a poll may change, and removes the message.
+      await b.updateTask(record.handle, { status: 'input_required', statusMessage: undefined, lastUpdatedAtIso: '2026-01-02T03:04:05.000Z', ttlMs: record.ttlMs + 1000, expiresAt: record.expiresAt + 1000, pollIntervalMs: 5 });
+      const second = await openOn(a);
+      assert.deepEqual(second.outcome === 'polled' && second.record, await b.getTask(record.handle), 'the poll sees the other replica\'s update');
+      // The scope is checked in Redis, not against what the replica holds.
+      assert.deepEqual(await openOn(a, { ...scopeOf(record), owner: 'owner-b' }), { outcome: 'denied' });
+      assert.deepEqual(await openOn(a, { ...scopeOf(record), era: 'modern' }), { outcome: 'denied' });
+      // Gone through another replica: not found, then a record written again under the same
+      // handle (never done by the gateway; a handle is random) is read whole, not patched
+      // onto what the replica held.
+      await b.deleteTask(record.handle);
+      assert.deepEqual(await openOn(a), { outcome: 'not_found' });
+      const other = taskRecord({ handle: record.handle, createdAt: record.createdAt + 1, tool: 'other_tool', upstreamTaskId: 'up-other' });
+      await b.createTask(other, 10);
+      await openOn(a);
+      await b.deleteTask(record.handle);
+      const third = taskRecord({ handle: record.handle, createdAt: record.createdAt + 2, tool: 'third_tool', upstreamTaskId: 'up-third' });
+      await b.createTask(third, 10);
+      const reopened = await openOn(a, scopeOf(third), now + 10);
+      assert.deepEqual(reopened.outcome === 'polled' && reopened.record, third);
+    });
+
     it('repairs an owner list entry whose record is gone instead of serving it', async () => {
       const store = await newStore();
       const kept = taskRecord();
