@@ -98,6 +98,8 @@ interface HeldCall {
   id: Rpc['id'];
   modern: boolean;
   close: boolean;
+  /** `arguments.stamp`: the reply says when it was sent (bench/push.ts times delivery from it). */
+  stamp: boolean;
   group: string | undefined;
   timer?: NodeJS.Timeout;
 }
@@ -113,13 +115,14 @@ function heldCalls(): number {
 /**
  * `slow`: a plain tool (no task support) that answers after `arguments.ms` (at most 30
  * minutes) or when its `group` is released, whichever comes first. `close: true` answers with
- * `Connection: close`, so a caller's pool does not keep the socket (the memory check). A call
+ * `Connection: close`, so a caller's pool does not keep the socket (the memory check); `stamp:
+ * true` puts the wall-clock time of the answer in its text (the status push's delivery lag). A call
  * whose client goes away is forgotten. Past MAX_HELD held calls, it answers a JSON-RPC error.
  */
 function holdSlowCall(res: ServerResponse, id: Rpc['id'], args: Record<string, unknown>, modern: boolean): void {
   const ms = Math.min(Math.max(Number(args.ms) || 0, 0), MAX_HOLD_MS);
   const group = typeof args.group === 'string' ? args.group.slice(0, 32) : undefined;
-  const call: HeldCall = { res, id, modern, close: args.close === true, group };
+  const call: HeldCall = { res, id, modern, close: args.close === true, stamp: args.stamp === true, group };
   if (ms === 0 || (group !== undefined && released.has(group))) {
     answerSlow(call);
     return;
@@ -142,7 +145,9 @@ function answerSlow(call: HeldCall): void {
   clearTimeout(call.timer);
   held.delete(call);
   if (call.res.writableEnded || call.res.destroyed) return;
-  const result = { content: [{ type: 'text', text: 'slow call done' }] };
+  // Wall clock with sub-millisecond digits: the listeners of bench/push.ts (same host) read it.
+  const text = call.stamp ? `slow call done at ${(performance.timeOrigin + performance.now()).toFixed(3)}` : 'slow call done';
+  const result = { content: [{ type: 'text', text }] };
   sendJson(call.res, call.id, call.modern ? { resultType: 'complete', ...result } : result, call.close);
 }
 

@@ -46,6 +46,8 @@ export interface NodeChild {
   /** Everything the child announced when it became ready. */
   readonly details: Record<string, unknown>;
   ask<T>(type: ChildRequest['type'], extra?: Partial<ChildRequest>): Promise<T>;
+  /** The last 4,000 characters the child wrote to stderr (why it failed, when it did). */
+  stderrTail(): string;
   stop(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startNodeChild(pinning: Pinning, script: string, options: 
     url: String(details.url),
     details,
     ask,
+    stderrTail: () => stderr,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       await Promise.race([ask('stop').catch(() => undefined), delay(5000)]);

@@ -12,6 +12,7 @@ import type { Measurement } from './measure.js';
 import type { MemoryCheck } from './memory-check.js';
 import { providedMarkdown, type ProvidedRow } from './provided.js';
 import { providedMemoryText, type ProvidedMemoryCheck } from './provided-memory.js';
+import { pushText, type PushCheck } from './push-figures.js';
 import { goalsText, markdownTable, scenarioLegend, tableRows, targetLegend, textTable, type CellSummary, type Goal } from './report.js';
 import type { ScenarioName } from './scenarios.js';
 import type { SseCheck } from './sse-check.js';
@@ -37,6 +38,8 @@ export interface BenchReport {
   sse: SseCheck | { skipped: string };
   /** Tasks the gateway runs itself: the provided rows beside the backend-owned ones, and memory per running task. */
   provided: { rows: ProvidedRow[]; memory: ProvidedMemoryCheck | { skipped: string } };
+  /** Status push: delivery lag on one replica and across two, memory per open subscription (bench/push.ts). */
+  push?: PushCheck | { skipped: string };
   durationSeconds: number;
   measurements: Measurement[];
 }
@@ -111,6 +114,10 @@ export function renderMarkdown(report: BenchReport, svgPath: string): string {
     '',
     providedMemoryText(report.provided.memory),
     '',
+    '**Status push** (listeners of provided tasks; lag from the backend\'s answer to the notification at the client):',
+    '',
+    report.push ? pushText(report.push) : '- not measured in this run',
+    '',
     'Scenarios:',
     '',
     scenarioLegend(scenarioOrder),
@@ -128,6 +135,7 @@ export function printSummary(report: BenchReport): void {
   for (const s of report.skipped) console.log(`skipped ${s.name}: ${s.reason}`);
   console.log(`\ngoals:\n${goalsText(report.goals)}\n\nmemory:\n${memoryText(report.memory)}\n\nsse:\n${sseText(report.sse)}\n`);
   console.log(`provided tasks:\n${providedMarkdown(report.provided.rows)}\n\nmemory per running provided task:\n${providedMemoryText(report.provided.memory)}\n`);
+  if (report.push) console.log(`status push:\n${pushText(report.push)}\n`);
 }
 
 /** Writes `<base>.json`, `.svg` and `.md` into `dir`; updates the docs page when asked. */

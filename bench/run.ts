@@ -3,15 +3,18 @@
  * issuer and every target, prepares each scenario's requests, runs rounds of load with the
  * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
  *
- *   tsx bench/run.ts            full run (≥ 5 rounds, about 20 minutes, stopped at 25)
- *   tsx bench/run.ts --quick    2 short rounds, under 5 minutes
+ *   tsx bench/run.ts            full run (≥ 5 rounds, about 25 minutes with the status push, stopped at 30)
+ *   tsx bench/run.ts --quick    2 short rounds and 100 listeners, under 8 minutes
  *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
+ *          --push [--push-listeners N]   the status-push measurement alone (bench/push.ts), written
+ *                            to push.* (push-quick.*, push-smoke.*); the full run has it too
  *          --tracing RATIO   adds taskgate-traced: taskgate-memory with OpenTelemetry tracing on at that
  *                            sampling ratio (1, 0.01), exporting to the backend's collector, measured in
  *                            the same rounds as taskgate-memory; such a run never writes the docs
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +26,8 @@ import { runRounds, measureOnce, type Cell, type RoundsPlan } from './measure.js
 import { checkTaskMemory } from './memory-check.js';
 import { checkProvidedMemory } from './provided-memory.js';
 import { providedRows, releaseHeld, startProvidedTargets, variantKey, type ProvidedRole } from './provided.js';
+import { checkPush, PUSH_TASKS_PER_LISTENER, type PushSettings } from './push.js';
+import { pushText, renderPushMarkdown, type PushReport } from './push-figures.js';
 import { ensureDebianTool, hasCommand } from './nginx.js';
 import { printSummary, writeOutputs, type BenchReport } from './output.js';
 import { evaluateGoals, summarize } from './report.js';
@@ -53,21 +58,25 @@ interface ModeSettings {
   retryBudgetMs: number;
   targets: readonly TargetName[];
   scenarios: readonly ScenarioName[];
+  /** Status push: listeners (10 tasks each), per setup (bench/push.ts). */
+  pushListeners: number;
 }
 
 const MODES: Record<Mode, ModeSettings> = {
-  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 25 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES },
+  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 30 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
   // wrk runs whole seconds, so quick stays short by leaving out the variant scenarios (the SSE
   // check still times SSE replies) and keeping one era of each provided pair (2026); the full
   // run has them all.
   quick: {
-    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 5 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
+    rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 8 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
     scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
+    pushListeners: 100,
   },
-  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'] },
+  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'], pushListeners: 20 },
 };
-/** Time kept after the rounds for the SSE and memory checks: no extra round starts inside it. */
-const CHECKS_RESERVE_MS = 210_000;
+/** Time kept after the rounds for the SSE, memory and push checks: no extra round starts inside it. */
+// The status push at 1,000 listeners took 455 s on a loaded machine (docs/benchmarks.md).
+const CHECKS_RESERVE_MS = 600_000;
 /** Average cores used by other processes above which a round is dropped. */
 const FOREIGN_THRESHOLD_CORES = 0.25;
 /** Principals for the memory check: ~100 tasks each at 100k, as many owners as real traffic. */
@@ -86,6 +95,8 @@ const { values: args } = parseArgs({
     targets: { type: 'string' },
     scenarios: { type: 'string' },
     tracing: { type: 'string' },
+    push: { type: 'boolean', default: false },
+    'push-listeners': { type: 'string' },
   },
 });
 
@@ -94,6 +105,7 @@ const settings: ModeSettings = { ...MODES[mode] };
 if (args.rounds) settings.rounds = Number(args.rounds);
 if (args.seconds) settings.seconds = Number(args.seconds);
 if (args.targets) settings.targets = args.targets.split(',') as TargetName[];
+if (args['push-listeners']) settings.pushListeners = Number(args['push-listeners']);
 if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
 const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
 if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
@@ -257,6 +269,14 @@ async function main(): Promise<void> {
     ? await checkProvidedMemory({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, count: settings.providedMemoryTasks, queued: settings.providedQueued })
     : { skipped: 'taskgate-memory not among the targets' };
 
+  if (mode !== 'smoke') log(`push: ${settings.pushListeners} listeners × ${PUSH_TASKS_PER_LISTENER} tasks, on one replica and across two`);
+  // The smoke run leaves it to `--push --smoke`, a test of its own: together they would not fit the test's time.
+  const push = mode === 'smoke'
+    ? { skipped: 'the smoke run leaves the status push to --push --smoke' }
+    : settings.targets.includes('taskgate-memory')
+    ? await checkPush({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, settings: pushSettings(), log })
+    : { skipped: 'taskgate-memory not among the targets' };
+
   const results = summarize(outcome.measurements, outcome.kept);
   const redisSkip = skipped.find((s) => s.name === 'taskgate-redis')?.reason;
   const report: BenchReport = {
@@ -278,6 +298,7 @@ async function main(): Promise<void> {
     memory,
     sse,
     provided: { rows: providedRows(results), memory: providedMemory },
+    push,
     durationSeconds: Math.round((Date.now() - started) / 1000),
     measurements: outcome.measurements,
   };
@@ -289,8 +310,46 @@ async function main(): Promise<void> {
   log(`wrote ${written.join(', ')}`);
 }
 
+function pushSettings(): PushSettings {
+  // 10 tasks per release, 20 releases a second: 200 completions a second, a rate this shared
+  // machine sustains (at 1,000 a second under other load the lag measured the queue's growth).
+  return { listeners: settings.pushListeners, tasksPerListener: PUSH_TASKS_PER_LISTENER, releaseBatch: 10, releasesPerSecond: 20 };
+}
+
+/** `--push`: the status-push measurement alone (bench/push.ts), written to push.* beside the full run's files. */
+async function pushAlone(): Promise<void> {
+  const machine = describeMachine();
+  const pinning = detectPinning();
+  log(`push run (${mode}): ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${pinning.note}`);
+  const issuer = await startIssuer();
+  running.push({ stop: () => issuer.close() });
+  const tokens = await Promise.all(Array.from({ length: Math.min(MEMORY_PRINCIPALS, settings.pushListeners) }, (_, i) => issuer.mint(`bench-user-${i}`)));
+  const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
+  running.push(backend);
+  const push = await checkPush({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, settings: pushSettings(), log });
+  const report: PushReport = {
+    schema: 'taskgate-bench-push/1',
+    generatedAt: new Date().toISOString(),
+    mode,
+    command: `npm run bench -- --push${mode === 'full' ? '' : ` --${mode}`}${args['push-listeners'] ? ` --push-listeners ${args['push-listeners']}` : ''}`,
+    revision: gitRevision(),
+    machine,
+    pinning: pinning.note,
+    settings: pushSettings(),
+    push,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+  };
+  const dir = args.out ?? join(REPO_ROOT, 'bench', 'results');
+  const base = mode === 'full' ? 'push' : `push-${mode}`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${base}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(dir, `${base}.md`), `${renderPushMarkdown(report)}\n`);
+  console.log(`\nstatus push:\n${pushText(push)}\n`);
+  log(`wrote ${join(dir, `${base}.json`)}, ${join(dir, `${base}.md`)}`);
+}
+
 try {
-  await main();
+  await (args.push ? pushAlone() : main());
 } catch (error) {
   log(`failed: ${(error as Error).stack ?? String(error)}`);
   process.exitCode = 1;

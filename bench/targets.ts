@@ -3,7 +3,7 @@
  * nginx, a plain fastify passthrough, and taskgate with each store. Each proxy is its own
  * process on the proxy core, so its CPU time is its own.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/index.js';
@@ -212,12 +212,15 @@ let compiledGateway: string | undefined;
  * The gateway as operators run it (`npm start`): compiled by tsc into dist/, once per harness
  * process. Loaded from src/ under tsx it would be esbuild's output instead, which wraps every
  * function made at run time (several per request) in a `__name` call, and which no operator runs.
+ * BENCH_BUILD_DIR (under dist/, so that node_modules resolve) compiles elsewhere than dist/src, so
+ * that two harnesses at once (the two smoke tests) never write over each other's gateway.
  */
 export function buildGateway(): string {
   if (compiledGateway) return compiledGateway;
-  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const outDir = join(REPO_ROOT, process.env.BENCH_BUILD_DIR ?? 'dist');
+  const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', outDir], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
   if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed; the benchmark measures the compiled gateway\n${tsc.stdout}${tsc.stderr}`);
-  compiledGateway = join(REPO_ROOT, 'dist', 'src');
+  compiledGateway = join(outDir, 'src');
   return compiledGateway;
 }
 
@@ -228,42 +231,62 @@ export async function startTaskgate(pinning: Pinning, name: TargetName, policy: 
   return nodeTarget(name, child, '/mcp');
 }
 
+/** A redis-server for the Redis rows: private to the run, or the one TASKGATE_BENCH_REDIS_URL names. */
+export interface RedisServer {
+  readonly url: string;
+  readonly pid?: number;
+  stop(): Promise<void>;
+}
+
 /**
- * taskgate on Redis, when the policy accepts a Redis store and the gateway really builds one.
- * A private redis-server is started on the load core (never the machine's shared one), unless
- * TASKGATE_BENCH_REDIS_URL names one to use.
+ * A private redis-server on the load core (never the machine's shared one), unless
+ * TASKGATE_BENCH_REDIS_URL names one to use; a string says why there is none.
  */
-export async function startRedisTaskgate(pinning: Pinning, options: Omit<TaskgatePolicyOptions, 'store'>, execArgv: string[] = []): Promise<Target | Skipped> {
+export async function startRedisServer(pinning: Pinning): Promise<RedisServer | string> {
   const given = process.env.TASKGATE_BENCH_REDIS_URL;
-  // Poll snapshots are stored encrypted; a key made for this run is all the bench needs.
-  const store = (url: string) => ({ type: 'redis', url, snapshotKeys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] });
-  const probe = policyProblem(taskgatePolicy({ ...options, store: store(given ?? 'redis://127.0.0.1:6379') }));
-  if (probe) return { name: 'taskgate-redis', reason: `the policy does not accept a Redis store yet (${probe})` };
-  let redis: ChildProcess | undefined;
-  let url = given;
-  if (!url) {
-    if (!hasCommand('redis-server')) return { name: 'taskgate-redis', reason: 'redis-server not found (apt-get install -y redis-server, or set TASKGATE_BENCH_REDIS_URL)' };
-    const port = await freePort();
-    redis = spawnPinned(pinning, pinning.loadCpu, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], 'ignore');
-    await waitForPort(port);
-    url = `redis://127.0.0.1:${port}`;
-  }
-  const stopRedis = async (): Promise<void> => {
-    if (redis && redis.exitCode === null) {
-      const exited = new Promise((resolve) => redis!.once('exit', resolve));
+  if (given) return { url: given, stop: async () => {} };
+  if (!hasCommand('redis-server')) return 'redis-server not found (apt-get install -y redis-server, or set TASKGATE_BENCH_REDIS_URL)';
+  const port = await freePort();
+  const redis = spawnPinned(pinning, pinning.loadCpu, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], 'ignore');
+  await waitForPort(port);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid: redis.pid,
+    async stop() {
+      if (redis.exitCode !== null) return;
+      const exited = new Promise((resolve) => redis.once('exit', resolve));
       redis.kill('SIGTERM');
       await Promise.race([exited, delay(3000)]);
-    }
+    },
   };
+}
+
+/** The store section of a Redis policy; poll snapshots are stored encrypted, with a key made for this run. */
+export function redisStore(url: string): Record<string, unknown> {
+  return { type: 'redis', url, snapshotKeys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] };
+}
+
+/**
+ * taskgate on Redis, when the policy accepts a Redis store and the gateway really builds one,
+ * on a redis-server of its own (startRedisServer), stopped with it; or on `shared`, which the
+ * caller stops (two replicas of one store, bench/push.ts). Every replica of one store must be
+ * given the same `store` section (its snapshot key).
+ */
+export async function startRedisTaskgate(pinning: Pinning, options: Omit<TaskgatePolicyOptions, 'store'>, execArgv: string[] = [], shared?: { redis: RedisServer; store: Record<string, unknown> }): Promise<Target | Skipped> {
+  const probe = policyProblem(taskgatePolicy({ ...options, store: redisStore('redis://127.0.0.1:6379') }));
+  if (probe) return { name: 'taskgate-redis', reason: `the policy does not accept a Redis store yet (${probe})` };
+  const redis = shared?.redis ?? (await startRedisServer(pinning));
+  if (typeof redis === 'string') return { name: 'taskgate-redis', reason: redis };
+  const stopRedis = shared ? async () => {} : () => redis.stop();
   try {
-    const target = await startTaskgate(pinning, 'taskgate-redis', taskgatePolicy({ ...options, store: store(url) }), execArgv);
+    const target = await startTaskgate(pinning, 'taskgate-redis', taskgatePolicy({ ...options, store: shared?.store ?? redisStore(redis.url) }), execArgv);
     if (target.child?.details.store !== 'redis') {
       await target.stop();
       await stopRedis();
       const why = target.child?.details.storeProblem;
       return { name: 'taskgate-redis', reason: `the policy names a Redis store but the gateway built a ${String(target.child?.details.store)} store${why ? ` (${String(why)})` : ''}` };
     }
-    const redisPid = redis?.pid;
+    const redisPid = shared ? undefined : redis.pid;
     return { ...target, pids: () => [...target.pids(), ...(redisPid ? [redisPid] : [])], stop: async () => (await target.stop(), await stopRedis()) };
   } catch (error) {
     await stopRedis();

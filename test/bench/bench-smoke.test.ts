@@ -6,34 +6,12 @@
  * and that each scenario measured what it says, never the numbers: performance is measured by
  * `npm run bench`, not asserted by a timed test.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-function runHarness(out: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--load-generator', 'node', '--no-install', '--out', out], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  // Alone the smoke run takes some 40 s on two cores (about a minute with the provided-task
-  // creation and memory step, on a machine others load); beside the conformance suites it has
-  // written its files at 58 s and been killed at 60 s. Under the runner's 120 s test timeout.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
-  return new Promise((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    }),
-  );
-}
+import { runHarness } from './run-harness.js';
 
 test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
   const out = mkdtempSync(join(tmpdir(), 'taskgate-bench-smoke-'));
