@@ -58,11 +58,14 @@ return 0`;
 /** KEYS: refusals, suspended. ARGV: threshold, window. The window starts at the first refusal. */
 const COUNT_REFUSAL = `
 local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl <= 0 then
-  ttl = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[2])
+-- The first refusal opens the window: its end is the window itself (a PTTL read back right
+-- after the PEXPIRE may already say a millisecond less).
+if count == 1 then
   redis.call('PEXPIRE', KEYS[1], ttl)
+else
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 then ttl = left else redis.call('PEXPIRE', KEYS[1], ttl) end
 end
 if count >= tonumber(ARGV[1]) then redis.call('SET', KEYS[2], '1', 'PX', ttl) end
 return {count, ttl}`;
