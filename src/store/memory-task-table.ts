@@ -4,9 +4,12 @@
  * expiry is checked on every read and swept by takeExpired, so an expired record is never
  * served. The expiry index keeps a sweep proportional to what expired, not to what is stored.
  *
- * Records are stored frozen and replaced whole by an update, never changed in place: a reader
- * (a poll, above all) is handed the stored object itself, with no copy, and nothing it or the
- * store does later can change what it holds. A poll allocates only its decision and its answer.
+ * Records are replaced whole by an update, never changed in place: a reader (a poll, above
+ * all) is handed the stored object itself, with no copy, and nothing the store does later
+ * changes what it holds. Readers must not change it either (nothing in src/ does). The records
+ * are not Object.freeze'd to enforce that: in V8 a frozen record cost about 580 B more heap per
+ * live task (bench memory check: 925 → 1,500 B per task at 10,000 tasks). A poll allocates
+ * only its decision and its answer.
  */
 import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
@@ -46,8 +49,8 @@ export class MemoryTaskTable {
     // must not count (they stay for the sweeper, which cancels running ones upstream).
     if (live >= maxLivePerOwner && live - this.expiredLive(record.owner, now) >= maxLivePerOwner) return 'owner-limit';
     if (this.records.size >= this.maxTasks) return 'full';
-    // A frozen copy, so later changes by the caller never alter stored state behind the store's back.
-    this.records.set(record.handle, Object.freeze({ ...record }));
+    // A copy, so later changes by the caller never alter stored state behind the store's back.
+    this.records.set(record.handle, { ...record });
     this.byUpstreamId.set(upstreamKey(record.upstream, record.instance, record.upstreamTaskId), record.handle);
     const set = this.byOwner.get(record.owner) ?? new Set<string>();
     set.add(record.handle);
@@ -74,7 +77,7 @@ export class MemoryTaskTable {
     if (patch.status !== undefined && isTerminalStatus(patch.status) !== isTerminalStatus(record.status)) {
       this.countLive(record.owner, isTerminalStatus(patch.status) ? -1 : 1);
     }
-    this.records.set(handle, Object.freeze({ ...record, ...patch }));
+    this.records.set(handle, { ...record, ...patch });
   }
 
   delete(handle: string): void {
