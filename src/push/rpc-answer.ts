@@ -4,6 +4,7 @@
  * SSE only then). Parsed with eventsource-parser, never by hand.
  */
 import { createParser } from 'eventsource-parser';
+import { parseJsonText } from '../mcp/jsonrpc.js';
 import { isEventStream } from '../mcp/media-type.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 
@@ -22,10 +23,13 @@ export function parseRpcAnswer(body: string | undefined, contentType: string | u
   return found;
 }
 
-/** A JSON object's text, parsed; undefined for anything else. */
+/**
+ * A JSON object's text, parsed with the gateway's own guard (parseJsonText: no `__proto__` or
+ * `constructor.prototype` keys from a backend either); undefined for anything else.
+ */
 export function parseMessage(text: string): JsonObject | undefined {
   try {
-    const parsed: unknown = JSON.parse(text);
+    const parsed = parseJsonText(text);
     return isObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
