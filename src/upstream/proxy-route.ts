@@ -27,6 +27,7 @@ import { ClientAbort } from './client-abort.js';
 import { RouteDispatcher } from './dispatcher.js';
 import { createForwarder } from './forward.js';
 import { headerValue } from './relay-response.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export interface McpRoutesDeps {
   /** The policy in force now; read once per request. */
@@ -58,7 +59,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
       const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
       if (answer) {
-        await reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json').send(answer.body);
+        reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json');
+        await (isStream(answer.body) ? sendStreamNow(reply, answer.body) : reply.send(answer.body));
         return;
       }
       request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
@@ -116,6 +118,10 @@ function onResponseClose(this: ClosingResponse): void {
   if (!this.writableFinished) tg.abort.abort();
   tg.releaseResultWait?.();
   tg.snapshot.inFlight.leave();
+}
+
+function isStream(body: unknown): body is NodeJS.ReadableStream {
+  return typeof (body as { pipe?: unknown } | null)?.pipe === 'function';
 }
 
 function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {

@@ -14,6 +14,7 @@ import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
 import { readBounded, relayThrough } from './relay-streams.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export interface UpstreamResponse {
   statusCode: number;
@@ -56,7 +57,12 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
     if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
   });
   // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
-  reply.send(snapshot.tasks.provided.legacyPush.attach(request, tap));
+  const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
+  // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
+  // answer to its request, which the client waits for anyway; its headers wait for the first
+  // event, so that a first event the gateway cannot relay still becomes an error answer.
+  if (request.method === 'GET') sendStreamNow(reply, stream);
+  else reply.send(stream);
 }
 
 /**
