@@ -80,8 +80,13 @@ export interface RequestContext {
   instance?: Instance;
   /** Instances that refused this request's connection (for fail-over of new work). */
   refused?: Set<string>;
-  /** Aborted when the client goes away before the response has finished. */
+  /**
+   * Aborted when the response will not finish: the client went away, or the gateway gave up
+   * on it (time limit, an error after the headers). Also the upstream request's signal.
+   */
   readonly abort: ClientAbort;
+  /** The preHandler answered (tasks stage, status push, provided tasks): nothing is forwarded. */
+  answeredLocally?: boolean;
   /** This request's spans; undefined with tracing off (src/tracing/). */
   readonly trace?: RequestTrace;
   upstreamStartedAt?: bigint;

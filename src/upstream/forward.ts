@@ -91,6 +91,10 @@ export function createForwarder(deps: ForwardDeps): Forward {
   };
 
   const forward: Forward = (request, reply) => {
+    // Nothing goes upstream for a request the preHandler answered, or whose client has left
+    // (a local answer cut short by a hang-up still ends the preHandler, and fastify then runs
+    // the handler: docs/security.md, "Client hang-ups").
+    if (request.tg.answeredLocally || request.tg.abort.aborted) return;
     const body = request.tg.mcp?.body;
     if (body && request.method === 'POST') {
       forwardBody(request, reply, body);

@@ -54,7 +54,10 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   reply.removeHeader('content-length');
   const tap = createSseTap({ maxEventBytes: snapshot.config.limits.maxSseEventBytes, onMessage: hook });
   relayThrough(res.stream, tap, (error) => {
-    if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
+    if (tg.abort.aborted) return;
+    request.log.warn({ err: error }, 'upstream event stream ended with an error');
+    // The gateway cuts the client's stream now; that is not the client hanging up.
+    tg.abort.abort();
   });
   // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
   const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
