@@ -53,12 +53,14 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   reply.header('x-accel-buffering', 'no');
   reply.removeHeader('content-length');
   const tap = createSseTap({ maxEventBytes: snapshot.config.limits.maxSseEventBytes, onMessage: hook });
-  relayThrough(res.stream, tap, (error) => {
+  const onError = (error: Error): void => {
     if (tg.abort.aborted) return;
     request.log.warn({ err: error }, 'upstream event stream ended with an error');
     // The gateway cuts the client's stream now; that is not the client hanging up.
     tg.abort.abort();
-  });
+  };
+  // A held 2025 call's stream is read to its end after a hang-up (src/limits/call-hold.ts).
+  relayThrough(res.stream, tap, onError, tg.callHold !== undefined);
   // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
   const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
   // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
@@ -82,6 +84,8 @@ async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res:
     sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
     return;
   }
+  // Read whole although the client left: a held call's (src/limits/call-hold.ts). Nobody to answer.
+  if (request.tg.abort.aborted) return;
   let rewritten: Buffer | null;
   try {
     rewritten = await rewriteJsonReply(body, hook);

@@ -25,6 +25,8 @@ export interface HeldBackend {
   readonly received: readonly string[];
   /** tools/call POSTs whose response headers the server has sent. */
   readonly callsAnswering: number;
+  /** tools/call POSTs whose client (the gateway) closed the connection before the answer. */
+  readonly callsCut: number;
   /** Lets the calls of `hold` working now return; later calls wait for the next release. */
   release(): void;
   /** Sends a log message on the standalone GET stream of every session. */
@@ -44,6 +46,7 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
   const sessions = new Map<string, Session>();
   const received: string[] = [];
   const callResponses: ServerResponse[] = [];
+  let callsCut = 0;
   let running = 0;
   let maxRunning = 0;
   let finished = 0;
@@ -83,7 +86,11 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
       const body = req.method === 'POST' ? (JSON.parse(await readBody(req)) as unknown) : undefined;
       const method = req.method === 'POST' ? String((body as { method?: unknown }).method ?? 'response') : (req.method ?? '');
       received.push(method);
-      if (method === 'tools/call') callResponses.push(res);
+      if (method === 'tools/call') {
+        callResponses.push(res);
+        // Read at 'close': the SDK still ends a response its client has closed.
+        res.once('close', () => !res.writableFinished && (callsCut += 1));
+      }
       const id = req.headers['mcp-session-id'];
       const session = typeof id === 'string' ? sessions.get(id) : isInitializeRequest(body) ? await newSession() : undefined;
       if (!session) {
@@ -109,6 +116,9 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
     received,
     get callsAnswering() {
       return callResponses.filter((res) => res.headersSent).length;
+    },
+    get callsCut() {
+      return callsCut;
     },
     release() {
       gate.open();
