@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'TG_ERR_PARSE'
   | 'TG_ERR_INVALID_REQUEST'
   | 'TG_ERR_BATCH_NOT_ALLOWED'
+  | 'TG_ERR_BATCH_GOVERNED'
   | 'TG_ERR_BODY_TOO_LARGE'
   | 'TG_ERR_UNSUPPORTED_MEDIA_TYPE'
   | 'TG_ERR_NOT_ACCEPTABLE'
@@ -94,6 +95,8 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_PARSE: 'The POST body is not valid JSON (an empty body included), or not valid UTF-8 (refused before any backend sees it).',
   TG_ERR_INVALID_REQUEST: 'The body is JSON but not a JSON-RPC 2.0 message (wrong `jsonrpc`, bad id, method not a string, …), or it carries prototype-pollution keys; or a 2026-07-28 POST carries a JSON-RPC response (2026 servers send no requests to answer).',
   TG_ERR_BATCH_NOT_ALLOWED: 'A JSON array body on a protocol revision that removed batches (2025-06-18 and later, and 2026-07-28).',
+  TG_ERR_BATCH_GOVERNED:
+    'A 2025-03-26 batch (a JSON array body; a POST without MCP-Protocol-Version is taken as 2025-03-26) holding a message the gateway checks one by one: `tools/call`, any `tasks/*`, `subscriptions/listen`, `initialize`, `tools/list`, `server/discover`, or a response to a server request. The whole body is refused before any backend sees it; send such messages as single requests (docs/security.md, "Batches").',
   TG_ERR_BODY_TOO_LARGE: 'The request body is larger than `limits.maxBodyBytes`.',
   TG_ERR_UNSUPPORTED_MEDIA_TYPE: 'A POST whose Content-Type is not application/json (utf-8).',
   TG_ERR_NOT_ACCEPTABLE: 'A POST whose Accept does not list both application/json and text/event-stream explicitly, or a GET whose Accept lacks text/event-stream.',
@@ -138,6 +141,8 @@ export function describeError(code: ErrorCode): ErrorDescription {
       return { layer: 'http', httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: the body is not a JSON-RPC 2.0 message' };
     case 'TG_ERR_BATCH_NOT_ALLOWED':
       return { layer: 'http', httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: JSON-RPC batches are not allowed in this protocol revision' };
+    case 'TG_ERR_BATCH_GOVERNED':
+      return { layer: 'http', httpStatus: 400, rpcCode: -32600, message: 'Invalid Request: this batch holds a message that must be sent on its own (tools/call, tasks/*, subscriptions/listen, initialize, tools/list, server/discover, or a response)' };
     case 'TG_ERR_BODY_TOO_LARGE':
       return { layer: 'http', httpStatus: 413, rpcCode: -32600, message: 'Invalid Request: the body exceeds the size limit' };
     case 'TG_ERR_UNSUPPORTED_MEDIA_TYPE':
