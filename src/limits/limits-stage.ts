@@ -14,7 +14,7 @@ import { GatewayError } from '../errors.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /** What the stage refused a request for, for the audit trail and metrics. */
 export interface LimitRefusal {

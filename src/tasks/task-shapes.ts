@@ -7,7 +7,7 @@
  * Reading is lenient about what the gateway does not need; presenting rewrites exactly the
  * fields the gateway owns (id, lifetime, poll interval, status message) and keeps the rest.
  */
-import type { Era } from '../request-context.js';
+import type { Era } from '../mcp/era.js';
 import { isTaskStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 
 export interface TaskFields {
