@@ -15,9 +15,7 @@
  * task, and a short id would corrupt them ("2 + 2" is not about task "2"); only their `_meta`
  * is rewritten.
  */
-import { isPlainObject } from '../mcp/jsonrpc.js';
-
-type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject } from '../mcp/json.js';
 
 export interface TaskIds {
   readonly handle: string;
@@ -104,7 +102,7 @@ function rewriterFor(ids: TaskIds): Rewrite | undefined {
 }
 
 function isContainer(value: unknown): value is JsonObject | unknown[] {
-  return Array.isArray(value) || isPlainObject(value);
+  return Array.isArray(value) || isObject(value);
 }
 
 /** With the u flag only syntax characters may be escaped. */
