@@ -97,8 +97,13 @@ function rewriterFor(ids: TaskIds): Rewrite | undefined {
   // '_') is never rewritten twice.
   const before = '(?<![\\p{L}\\p{N}]|\\p{N}[.,])';
   const after = '(?![\\p{L}\\p{N}]|[.,]\\p{N})';
-  const pattern = new RegExp(`${escapeRegExp(ids.handle)}|${before}${escapeRegExp(id)}${after}`, 'gu');
-  return (text) => (text.includes(id) ? text.replace(pattern, () => ids.handle) : text);
+  // Built on the first text that holds the id at all: most polls hold none, and cost a scan.
+  let pattern: RegExp | undefined;
+  return (text) => {
+    if (!text.includes(id)) return text;
+    pattern ??= new RegExp(`${escapeRegExp(ids.handle)}|${before}${escapeRegExp(id)}${after}`, 'gu');
+    return text.replace(pattern, () => ids.handle);
+  };
 }
 
 function isContainer(value: unknown): value is JsonObject | unknown[] {

@@ -45,8 +45,8 @@ describe('a backend that numbers its tasks and names them in its own words', () 
       firstId: 7001,
       ack: (id) => ({ resultType: 'complete', _meta: { 'example.com/note': `job ${id} cancel requested` } }),
     });
-    // A 1 s floor: a poll right after another is answered from the snapshot.
-    gw = await startGateway(testPolicy([backend.url], { tasks: { poll: { floor: '1s' } } }));
+    // A 30 s floor: a poll right after another is answered from the snapshot, however slow the machine.
+    gw = await startGateway(testPolicy([backend.url], { tasks: { poll: { floor: '30s' } } }));
     client = await createModernTaskClient(gw.url);
   });
   after(async () => {
@@ -91,10 +91,11 @@ describe('a backend that numbers its tasks and names them in its own words', () 
     const cancel = await client.raw('tasks/cancel', { taskId: handle });
     assertTaskObject('modern', 'cancel', cancel.response?.result);
     assert.equal((cancel.response?.result?._meta as Record<string, unknown>)['example.com/note'], `job ${handle} cancel requested`);
+    // The cancel made the snapshot stale: this poll reaches the backend, and its news the listener.
+    assert.equal((await poll(handle)).statusMessage, `job ${handle} cancelled`);
     const notified = await listener.waitFor(taskIn(handle, 'cancelled'), 8000, 'the cancelled notification');
     assertTaskObject('modern', 'notification', notified);
     assert.equal(notified.params?.statusMessage, `job ${handle} cancelled`, 'notifications/tasks');
-    assert.equal((await poll(handle)).statusMessage, `job ${handle} cancelled`);
     assertNoBackendId(listener.messages, 'the listen');
     assertNoBackendId(received(), 'the replies');
   });
