@@ -37,7 +37,7 @@ describe('parseConfig', () => {
         statusMessageMaxLength: 512,
         poll: { mode: 'cached', tolerance: 50, floor: 0, default: 1000, abuseFactor: 20 },
         provided: { maxRunning: 1000, maxResultBytes: 1_048_576, lease: 15_000 },
-        push: { maxSubscriptionsPerPrincipal: 16, maxTaskIdsPerSubscription: 100, bufferBytes: 262_144 },
+        push: { maxSubscriptionsPerPrincipal: 16, maxTaskIdsPerSubscription: 100, bufferBytes: 262_144, stallTimeout: 30_000 },
         listPageSize: 50,
         tools: {},
       },
