@@ -77,7 +77,7 @@ describe('CORS rules', () => {
       [['Accept', 'Accept-Encoding'], 'Accept, Accept-Encoding, Origin'],
     ];
     for (const [vary, expected] of cases) {
-      const headers: IncomingHttpHeaders = { vary };
+      const headers = { vary } as IncomingHttpHeaders;
       replaceRelayedCorsHeaders(headers);
       assert.equal(headers.vary, expected, `Vary: ${String(vary)}`);
     }
