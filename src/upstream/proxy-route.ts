@@ -107,7 +107,7 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
     reply.headers(snapshot.cors.answerHeaders(origin));
     // A preflight carries no token (Fetch), so it is answered before auth, and never forwarded.
     if (origin !== undefined && isPreflight(request.method, request.headers)) {
-      reply.code(204).headers(snapshot.cors.preflightHeaders(origin)).send();
+      await reply.code(204).headers(snapshot.cors.preflightHeaders(origin)).send();
       return;
     }
   }
