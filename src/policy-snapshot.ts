@@ -17,7 +17,7 @@ import type { CredentialsPolicy } from './auth/upstream-credentials.js';
 import { UpstreamIdentity } from './auth/upstream-identity.js';
 import type { Config } from './config/index.js';
 import { LimitsStage } from './limits/limits-stage.js';
-import { InFlight } from './reload/in-flight.js';
+import { InFlight } from './lifecycle/in-flight.js';
 import { CorsRules } from './listener/cors.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
 import type { HandleHasher } from './observability/handle-hash.js';

@@ -18,7 +18,7 @@ import { extractBearerToken } from './bearer-token.js';
 import { bearerChallenge } from './challenge.js';
 import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
-import { SharedResource } from '../reload/shared-resource.js';
+import { SharedResource } from '../lifecycle/shared-resource.js';
 import { missingScopes, principalKeyOf } from './principal.js';
 import { SubjectToken } from './subject-token.js';
 import { describeResource, type ProtectedResource } from './resource-metadata.js';

@@ -11,9 +11,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditConfig } from '../config/sections/audit.js';
 import type { ToolLimitsConfig } from '../config/sections/tool-limits.js';
 import { GatewayError } from '../errors.js';
+import type { McpMessage } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /** What the stage refused a request for, for the audit trail and metrics. */
 export interface LimitRefusal {
@@ -55,6 +56,15 @@ export class LimitsStage {
     this.suspends = enumeration.action === 'suspend';
     this.global = compile(policy, undefined);
     for (const [tool, limits] of Object.entries(policy.tools)) this.byTool.set(tool, compile(policy, { tool, ...limits }));
+  }
+
+  /**
+   * Whether this stage must see the message on its own (the pipeline refuses a batch holding
+   * one, docs/security.md "Batches"): tools/call counts against the limits, and every
+   * task operation and task listen is what a suspended prober is refused.
+   */
+  governs(message: McpMessage): boolean {
+    return message.kind === 'request' && (message.method === 'tools/call' || message.method === 'subscriptions/listen' || message.method.startsWith('tasks/'));
   }
 
   /**

@@ -3,7 +3,7 @@
  * the gateway's Host, never the client's (WIRE-NOTES: conformance dns-rebinding-protection).
  */
 import { GatewayError } from '../errors.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 export interface HostOriginPolicy {
   /** Lower-case hostnames (no port) accepted in the Host header. */

@@ -18,12 +18,13 @@ import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
+import type { McpMessage } from '../mcp/jsonrpc.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from '../policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
-import { planTaskRequest } from '../tasks/task-requests.js';
+import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
 import { ClientAbort } from './client-abort.js';
 import { RouteDispatcher } from './dispatcher.js';
 import { createForwarder } from './forward.js';
@@ -52,6 +53,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
+      if (request.tg.mcp?.batch) refuseGovernedBatch(request.tg.mcp.messages, request.tg.snapshot);
       request.tg.sessionId = sessionIdOf(request);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
       const admitted = request.tg.snapshot.limits.admit(request, reply);
@@ -81,6 +83,22 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance!.url },
       handler: (request, reply) => forward(request as FastifyRequest, reply as FastifyReply),
     });
+  });
+}
+
+/**
+ * The stages after mcp read one message per body. A batch (2025-03-26 only, the one revision
+ * that has them) is therefore forwarded only when no stage governs any of its messages;
+ * otherwise the whole body is refused before any backend sees it (docs/security.md,
+ * "Batches"). Each stage says what it governs, so a stage added later is asked too.
+ */
+function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySnapshot): void {
+  const index = messages.findIndex((message) => snapshot.limits.governs(message) || governsMessage(message));
+  if (index < 0) return;
+  const message = messages[index]!;
+  const what = message.kind === 'response' ? 'a response' : message.method;
+  throw new GatewayError('TG_ERR_BATCH_GOVERNED', {
+    detail: `batch element ${index} (${what}) must be sent on its own: the gateway checks such messages one by one`,
   });
 }
 
