@@ -14,7 +14,14 @@ describe('parseConfig', () => {
   it('fills every default into the minimal policy', () => {
     const config = parseConfig(MINIMAL, { env: {} });
     assert.deepEqual(config, {
-      listen: { host: '0.0.0.0', port: 8080, allowedHosts: [], allowedOrigins: [], trustProxy: false },
+      listen: {
+        host: '0.0.0.0',
+        port: 8080,
+        allowedHosts: [],
+        allowedOrigins: [],
+        cors: { mode: 'allowed-origins', allowedHeaders: [], exposedHeaders: [], maxAge: 600_000 },
+        trustProxy: false,
+      },
       admin: { host: '127.0.0.1', port: 9090, readiness: { store: 'required' } },
       publicUrl: 'https://mcp.example.com',
       auth: { mode: 'none' },
