@@ -149,7 +149,7 @@ export class AuthStage {
     if (!identity) {
       try {
         const verified = await this.verifier.verifyToken(token, resource.resource);
-        identity = { principal: verified.principal, principalKey: principalKeyOf(verified.principal, this.policy.principalKey) };
+        identity = { principal: verified.principal, principalKey: principalKeyOf(verified.principal, verified.claims, this.policy.principalKey) };
         this.cache.set(token, routePath, identity, verified.exp);
         outcome = 'ok';
       } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * The `limits` stage, between mcp and tasks (DESIGN.md §2): per-principal limits on tools/call
  * (toolLimits: rate and calls in flight, globally and per tool) and the enumeration
- * suspension (audit.enumeration.action: suspend) on tasks/*. Everything is counted in the
+ * suspension (audit.enumeration.action: suspend) on tasks/* and on listens naming task handles. Everything is counted in the
  * store (store.limits), so replicas enforce one number: one round trip per tools/call when a
  * limit applies, none otherwise. A refused request is answered 429 here and never reaches
  * the tasks stage or the backend.
@@ -80,7 +80,7 @@ export class LimitsStage {
       const rules = (typeof name === 'string' && this.byTool.get(name)) || this.global;
       return rules.rates.length === 0 && rules.slots.length === 0 ? undefined : this.admitToolCall(request, reply, rules);
     }
-    if (this.suspends && message.method.startsWith('tasks/')) return this.checkSuspension(request);
+    if (this.suspends && (message.method.startsWith('tasks/') || namesTaskHandles(message.method, message.params))) return this.checkSuspension(request);
     return undefined;
   }
 
@@ -130,6 +130,18 @@ export class LimitsStage {
       data,
     });
   }
+}
+
+/**
+ * A subscriptions/listen with `notifications.taskIds` probes handles as tasks/get does (each
+ * one not granted is a refused lookup, src/push/granted-handles.ts), so a suspended principal
+ * may not send one; a listen without taskIds (list changes, resources) is no probe. Decided on
+ * the key alone, as the push room decides to take the listen over.
+ */
+function namesTaskHandles(method: string, params: unknown): boolean {
+  if (method !== 'subscriptions/listen' || typeof params !== 'object' || params === null) return false;
+  const filter = (params as { notifications?: unknown }).notifications;
+  return typeof filter === 'object' && filter !== null && !Array.isArray(filter) && 'taskIds' in filter;
 }
 
 function compile(policy: ToolLimitsConfig, tool: ({ tool: string } & Pick<ToolLimitsConfig, 'rate' | 'concurrency'>) | undefined): CompiledRules {

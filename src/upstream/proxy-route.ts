@@ -4,7 +4,7 @@
  * snapshot a request reads at its start (src/policy-snapshot.ts), so a new policy takes
  * effect without registering anything.
  *
- *   onRequest   listener (route, limits, Host/Origin) → auth          (before the body is read)
+ *   onRequest   listener (route, limits, Host/Origin, CORS) → auth    (before the body is read)
  *   preHandler  mcp (parse, era, headers) → limits → tasks → routing  (answer here, or pick an instance)
  *   handler     upstream (forward.ts) → the way back (relay-response.ts)
  *
@@ -16,6 +16,7 @@ import httpProxy from '@fastify/http-proxy';
 import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
@@ -103,9 +104,9 @@ function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySn
 
 /**
  * The listener and auth stages: the route (404 for a path no route serves), the client's
- * abort signal and time limit, Host and Origin, then the bearer token. Authentication comes
- * before the body is even read: an unauthenticated client gets nothing parsed, buffered or
- * forwarded (the mcp stage runs in the preHandler).
+ * abort signal and time limit, Host and Origin, CORS (a preflight is answered here), then the
+ * bearer token. Authentication comes before the body is even read: an unauthenticated client
+ * gets nothing parsed, buffered or forwarded (the mcp stage runs in the preHandler).
  */
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
@@ -117,7 +118,17 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   reply.raw.on('close', onResponseClose);
   const timeoutMs = snapshot.config.limits.requestTimeout;
   if (timeoutMs > 0) armRequestTimeout(request, reply, timeoutMs);
-  checkHostAndOrigin(snapshot.hostOrigin, request.headers.host, headerValue(request.headers.origin));
+  const origin = headerValue(request.headers.origin);
+  checkHostAndOrigin(snapshot.hostOrigin, request.headers.host, origin);
+  // The origin is admitted: every answer from here on, errors included, is readable by it.
+  if (snapshot.cors) {
+    reply.headers(snapshot.cors.answerHeaders(origin));
+    // A preflight carries no token (Fetch), so it is answered before auth, and never forwarded.
+    if (origin !== undefined && isPreflight(request.method, request.headers)) {
+      await reply.code(204).headers(snapshot.cors.preflightHeaders(origin)).send();
+      return;
+    }
+  }
   if (route.auth) await route.auth.authenticate(request);
 }
 

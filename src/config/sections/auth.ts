@@ -63,7 +63,11 @@ const claimsSchema = z
       .default('scope')
       .describe('Claim holding the granted scopes: a space-delimited string (scope) or an array of strings (such as scp).'),
   })
-  .describe('Which token claims make up the principal.');
+  .describe(
+    'Which token claims make up the principal. The claim names are part of the principal key: changing one (by a reload ' +
+      'or otherwise) gives the principals new keys, so their earlier tasks answer not-found rather than pass to whoever ' +
+      'the new claim names (docs/security.md).',
+  );
 
 const jwksSchema = z
   .strictObject({
