@@ -197,9 +197,11 @@ export class TaskDriver implements HeldCall {
       const latest = this.progress?.text ?? text;
       this.progress = undefined;
       const statusMessage = sanitizeStatusMessage(latest, this.settings.limits.statusMessageMaxLength);
+      // The store refuses it once the task has ended (a cancel, the outcome, on any replica):
+      // progress that arrives late never overwrites the end.
       this.ctx.store
-        .updateTask(record.handle, { statusMessage, lastUpdatedAtIso: new Date().toISOString() })
-        .then(() => this.ctx.store.events.publish(record.handle))
+        .writeProvidedProgress(record.handle, statusMessage, new Date().toISOString())
+        .then((written) => (written ? this.ctx.store.events.publish(record.handle) : undefined))
         .catch(() => undefined);
     }, PROGRESS_WRITE_MS);
     timer.unref();
