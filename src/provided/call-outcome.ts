@@ -6,8 +6,10 @@
  *   2026 InputRequiredResult      → input_required, its inputRequests under keys unique over the
  *                                   task's life, its requestState kept for the retry (never shown)
  *   no answer (timeout, unreachable, unreadable reply, shutdown) → failed, saying why
- * A result larger than tasks.provided.maxResultBytes ends the task failed, saying so: never a
- * result silently cut.
+ * tasks.provided.maxResultBytes bounds everything of the backend's a task keeps: the result, the
+ * JSON-RPC error, the input asked (inputRequests and requestState together; 2025: the questions
+ * left pending, together, task-driver.ts). Over it the task ends failed, saying so, and nothing
+ * of it is kept: never a result silently cut, never megabytes stored and served.
  */
 import type { Era } from '../mcp/era.js';
 import type { JsonObject, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -39,6 +41,8 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
   }
   const { response } = outcome;
   if (response.error) {
+    const over = overCap('the backend\'s error', 'is', response.error, limits.maxResultBytes);
+    if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
     return { kind: 'decide', decide: ending('failed', { error: response.error }, response.error.message, max) };
   }
   const result = response.result;
@@ -46,22 +50,34 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
     const message = 'the backend answered the call without a result object';
     return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
   }
-  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, max);
-  const size = Buffer.byteLength(JSON.stringify(result));
-  if (size > limits.maxResultBytes) {
-    const message = `the result (${size} bytes) is larger than tasks.provided.maxResultBytes (${limits.maxResultBytes} bytes)`;
-    return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
-  }
+  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, limits);
+  const over = overCap('the result', 'is', result, limits.maxResultBytes);
+  if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
   if (era === 'legacy' && result.isError === true) {
     return { kind: 'decide', decide: ending('failed', { result }, 'the tool reported an error', max) };
   }
   return { kind: 'decide', decide: ending('completed', { result }, undefined, max) };
 }
 
+/**
+ * What a task may keep of the backend's answer, measured as stored (UTF-8 JSON): undefined
+ * when within `max`, else the status message the task fails with.
+ */
+export function overCap(what: string, verb: 'is' | 'are', value: unknown, max: number): string | undefined {
+  const size = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (size <= max) return undefined;
+  return `${what} (${size} bytes) ${verb} larger than tasks.provided.maxResultBytes (${max} bytes)`;
+}
+
 /** 2026 MRTR: the input the backend asks for becomes the task's inputRequests. */
-function inputStep(result: JsonObject, maxMessage: number): OutcomeStep {
+function inputStep(result: JsonObject, limits: OutcomeLimits): OutcomeStep {
+  const maxMessage = limits.statusMessageMaxLength;
   const requests = isObject(result.inputRequests) ? result.inputRequests : {};
   const requestState = typeof result.requestState === 'string' ? result.requestState : undefined;
+  // Both are kept until the next round (the state is stored; a retry without input holds it
+  // through its pause), so both count against the cap, together.
+  const over = overCap('the input the backend asks for', 'is', { inputRequests: requests, requestState }, limits.maxResultBytes);
+  if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, maxMessage) };
   const keys = Object.keys(requests);
   if (keys.length === 0) {
     if (requestState !== undefined) return { kind: 'retry', requestState };

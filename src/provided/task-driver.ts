@@ -17,7 +17,7 @@ import { isTerminalStatus } from '../task-model/task-record.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
-import { stepForOutcome, type OutcomeLimits } from './call-outcome.js';
+import { overCap, stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
 import type { HeldCall, ProvidedContext } from './provided-context.js';
 import { transition } from './transitions.js';
@@ -221,6 +221,11 @@ export class TaskDriver implements HeldCall {
     const params = isObject(request.params) ? request.params : {};
     const meta = isObject(params._meta) ? params._meta : {};
     const relayed = { jsonrpc: '2.0', id, method: request.method, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: record.handle } } } };
+    const maxBytes = this.settings.limits.maxResultBytes;
+    // The questions are kept with the task (and served on its tasks/result streams) until
+    // answered: together they are held to the cap on what a task keeps (call-outcome.ts).
+    const tooLarge = overCap('the backend\'s questions', 'are', [relayed], maxBytes);
+    if (tooLarge) return this.runner.abort('bad_reply', tooLarge);
     await this.ctx.store.putServerRequest(
       id,
       { upstream: record.upstream, instance: this.runner.origin, upstreamSession: record.upstreamSession, upstreamId: request.id, handle: record.handle },
@@ -231,6 +236,11 @@ export class TaskDriver implements HeldCall {
       const pending = view.state.pendingRequests ?? [];
       if (pending.length >= MAX_PENDING_REQUESTS) {
         this.runner.abort('bad_reply', `the backend asked more than ${MAX_PENDING_REQUESTS} questions without an answer`);
+        return undefined;
+      }
+      const over = overCap('the backend\'s questions', 'are', [...pending, relayed], maxBytes);
+      if (over) {
+        this.runner.abort('bad_reply', over);
         return undefined;
       }
       return { patch: { status: 'input_required' }, state: { ...view.state, pendingRequests: [...pending, relayed] } };
