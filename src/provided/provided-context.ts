@@ -6,7 +6,10 @@ import type { Store } from '../store/store.js';
 import type { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { BackendSupport } from './backend-support.js';
 
-/** A backend call this replica holds for a task (task-driver.ts), seen from the outside. */
+/**
+ * A backend call this replica holds for a task (task-driver.ts), or the pause before a task's
+ * next call (call-again.ts), seen from the outside.
+ */
 export interface HeldCall {
   /** Stops the call because its task was cancelled (2025: the backend is told first). */
   cancel(): Promise<void>;
@@ -21,6 +24,9 @@ export interface HeldCall {
   reclaimLease(): Promise<boolean>;
 }
 
+/** Why a task ends failed when the gateway shuts down before its backend answered. */
+export const SHUTDOWN_MESSAGE = 'the gateway shut down before the backend answered';
+
 export interface ProvidedContext {
   readonly store: Store;
   readonly logger: Logger;
@@ -33,6 +39,8 @@ export interface ProvidedContext {
   readonly held: Map<string, HeldCall>;
   /** Backend calls in flight here, tasks or not yet (2026 calls before promotion). */
   inFlight: number;
+  /** Set once the gateway shuts down: a task's next call is not started then, the task ends failed. */
+  closing: boolean;
   /** 2025 status notifications on the sessions' GET streams (src/push/legacy/). */
   readonly legacyPush: LegacyStatusPush;
 }

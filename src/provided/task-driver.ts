@@ -36,8 +36,13 @@ export interface DriverSettings {
   readonly upstream: string;
   readonly leaseMs: number;
   readonly limits: OutcomeLimits;
-  /** Starts the next call of the same task with `requestState` (2026, no input asked). */
-  readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string) => void;
+  /** upstreams.*.providedTasks.timeout: the task's backend time, all its calls together. */
+  readonly timeoutMs: number;
+  /**
+   * Makes the same task's call again with `requestState` (2026, no input asked; call-again.ts),
+   * settled once the next step is taken (a pause, or the task ended).
+   */
+  readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string, callMs: number) => Promise<void>;
   /** The policy's tracing, for the spans of later calls (undefined with tracing off). */
   readonly tracing?: Tracing;
 }
@@ -108,12 +113,13 @@ export class TaskDriver implements HeldCall {
 
   private async finish(outcome: CallOutcome): Promise<void> {
     const record = await this.attachment;
-    this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, (performance.now() - this.startedAt) / 1000);
-    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits) : undefined;
+    const callMs = performance.now() - this.startedAt;
+    this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, callMs / 1000);
+    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits, callMs) : undefined;
     if (!record || step?.kind === 'retry') {
       this.stop();
       // The next call of the same task takes the lease over (same replica): not released here.
-      if (record && step?.kind === 'retry') this.settings.retry(record, this.runner, step.requestState);
+      if (record && step?.kind === 'retry') await this.settings.retry(record, this.runner, step.requestState, callMs);
       return;
     }
     // The lease is kept while the outcome is being written: it may take a while if the store is away.
