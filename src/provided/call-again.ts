@@ -71,6 +71,9 @@ export async function callAgain(ctx: ProvidedContext, settings: DriverSettings, 
     if (!moved || moved.status === 'failed') return await release(ctx, handle);
     // Refused: the task ended meanwhile, or another replica's sweep took it.
     if (!(await ctx.store.holdLease(handle, ctx.replica, Date.now() + pauseMs + settings.leaseMs))) return;
+    // Checked again after the last wait: a shutdown that began meanwhile did not see this pause
+    // (it is registered in the same step as this check), so it must not start.
+    if (ctx.closing) return await endFailed(ctx, settings, handle, SHUTDOWN_MESSAGE);
     handedOver = true;
     const next = async () => {
       try {

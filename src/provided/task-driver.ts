@@ -117,9 +117,12 @@ export class TaskDriver implements HeldCall {
     this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, callMs / 1000);
     const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits, callMs) : undefined;
     if (!record || step?.kind === 'retry') {
-      this.stop();
       // The next call of the same task takes the lease over (same replica): not released here.
+      // Until the next step is taken the call stays held, so that a shutdown meanwhile waits for
+      // it (call-again.ts: past the shutdown no next call starts, the task ends failed).
+      this.stop(true);
       if (record && step?.kind === 'retry') await this.settings.retry(record, this.runner, step.requestState, callMs);
+      this.unhold();
       return;
     }
     // The lease is kept while the outcome is being written: it may take a while if the store is away.
@@ -155,13 +158,19 @@ export class TaskDriver implements HeldCall {
     if (isTerminalStatus(status)) this.ctx.metrics.providedTasksEnded.inc({ upstream: this.settings.upstream, outcome: status });
   }
 
-  private stop(): void {
+  /** `keepHeld`: still in ctx.held until unhold(). */
+  private stop(keepHeld = false): void {
     clearInterval(this.leaseTimer);
     this.unsubscribe?.();
     if (this.progress) clearTimeout(this.progress.timer);
     this.progress = undefined;
     this.ctx.inFlight--;
     this.ctx.metrics.providedCallsRunning.dec();
+    if (!keepHeld) this.unhold();
+  }
+
+  /** No longer held here (unless something else holds the task now, the pause before its next call). */
+  private unhold(): void {
     if (this.record && this.ctx.held.get(this.record.handle) === this) this.ctx.held.delete(this.record.handle);
   }
 

@@ -21,7 +21,8 @@ import { startHostileLegacyBackend, startHostileModernBackend, type HostileBacke
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import { sleep, waitUntilReady } from './task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './task-waits.js';
-import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
 
 /** Far below the 3 MB the backends send, far above anything the gateway writes of its own. */
 const SMALL = 64 * 1024;
@@ -31,24 +32,35 @@ const redisUp = await answersPing(SHARED_REDIS.port, SHARED_REDIS.host);
 if (!redisUp) console.warn(`\n*** provided-hostile: Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port} is not answering; the Redis store variant is skipped\n`);
 const stores = redisUp ? (['memory', 'redis'] as const) : (['memory'] as const);
 
-/** A gateway in front of `backend`, every tool run as a task, on `storeKind`; removes its Redis keys on close. */
-async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | 'redis'): Promise<GatewayUnderTest & { store: Store }> {
+type HostileGateway = GatewayUnderTest & { store: Store; keyPrefix: string; stop(): Promise<void> };
+
+/**
+ * A gateway in front of `backend`, every tool run as a task, on `storeKind`. stop() closes the
+ * gateway alone (its Redis keys stay, for a look at what it left); close() also removes them.
+ */
+async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | 'redis', options: { timeout?: string; drainTimeout?: string } = {}): Promise<HostileGateway> {
   const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
   const store = storeKind === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
+  const providedTasks = { tools: 'all', promoteAfter: '100ms', timeout: options.timeout ?? '3s' };
   const gw = await startGateway(
     testPolicy([backend.url], {
-      upstreams: { tools: { instances: [new URL(backend.url).origin], cooldown: '30s', providedTasks: { tools: 'all', promoteAfter: '100ms', timeout: '3s' } } },
+      upstreams: { tools: { instances: [new URL(backend.url).origin], cooldown: '30s', providedTasks } },
       tasks: { poll: { default: '100ms' }, ttl: { default: '30s' } },
+      limits: { drainTimeout: options.drainTimeout ?? '10s' },
       store,
       audit: { stdout: false },
     }),
   );
   await waitUntilReady(gw.adminUrl);
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= gw.close());
   return {
     ...gw,
     store: gw.gateway.store,
+    keyPrefix,
+    stop,
     async close() {
-      await gw.close();
+      await stop();
       if (storeKind !== 'redis') return;
       const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
       const keys = await redis.keys(`${keyPrefix}*`);
@@ -67,7 +79,7 @@ async function assertKeptSmall(store: Store, taskId: string): Promise<void> {
 for (const storeKind of stores) {
   describe(`tasks the gateway runs, against a hostile 2026-07-28 backend (${storeKind} store)`, () => {
     let backend: HostileBackend;
-    let gw: GatewayUnderTest & { store: Store };
+    let gw: HostileGateway;
     let client: ModernTaskClient;
     before(async () => {
       backend = await startHostileModernBackend({ slowMs: 400 });
@@ -146,7 +158,7 @@ for (const storeKind of stores) {
 
   describe(`tasks the gateway runs, against a hostile 2025-11-25 backend (${storeKind} store)`, () => {
     let backend: HostileBackend;
-    let gw: GatewayUnderTest & { store: Store };
+    let gw: HostileGateway;
     let client: Client;
     before(async () => {
       backend = await startHostileLegacyBackend({ slowMs: 50 });
@@ -194,7 +206,7 @@ for (const storeKind of stores) {
   describe(`tasks the gateway runs: a task that ended never changes (${storeKind} store)`, () => {
     let legacy: ExampleServer;
     let proxy: BackendProxy;
-    let gw: GatewayUnderTest & { store: Store };
+    let gw: HostileGateway;
     let client: Client;
     before(async () => {
       legacy = await startExampleServer({ name: 'progress-2025', tasks: false });
@@ -239,3 +251,39 @@ for (const storeKind of stores) {
     });
   });
 }
+
+describe('tasks the gateway runs: a shutdown while a task pauses before its call is made again (redis store)', { skip: !redisUp }, () => {
+  let backend: HostileBackend;
+  let gw: HostileGateway;
+  let client: ModernTaskClient;
+  let reader: RedisStore | undefined;
+  before(async () => {
+    backend = await startHostileModernBackend({ slowMs: 400 });
+    gw = await startGatewayFor(backend, 'redis', { timeout: '60s', drainTimeout: '200ms' });
+    client = await createModernTaskClient(gw.url);
+  });
+  after(async () => {
+    await client?.close();
+    await reader?.close();
+    await gw?.close();
+    await backend?.close();
+  });
+
+  it('ends the task failed, saying the gateway shut down, within the drain time', async () => {
+    const created = await client.raw('tools/call', { name: 'call_again', arguments: {} });
+    const taskId = String(created.response?.result?.taskId);
+    // From the fourth call on the pause (800 ms, then longer) outlasts the drain time.
+    const end = Date.now() + 5000;
+    while (backend.calls('call_again') < 4) {
+      assert.ok(Date.now() < end, 'the backend was not called again');
+      await sleep(20);
+    }
+    await gw.stop();
+    // Read as another replica would, from what the gateway left in Redis.
+    reader = new RedisStore(redisConfig({ url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix: gw.keyPrefix }));
+    await reader.whenReady();
+    const view = await reader.readProvidedTask(taskId);
+    assert.equal(view?.record.status, 'failed');
+    assert.equal(view?.record.statusMessage, 'the gateway shut down before the backend answered');
+  });
+});
