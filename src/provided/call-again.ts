@@ -13,15 +13,20 @@
  * lease: should this replica die meanwhile, the lease lapses and another ends the task), and
  * the pause is held like a call (ProvidedContext.held), so a cancel, the task's expiry and a
  * shutdown end it as they end a call.
+ *
+ * The next call itself is started by the caller (CallAgain.start: provided-tasks.ts builds its
+ * driver): this file knows the task's rounds and time, not how a call is made.
  */
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { TaskObserver } from '../observability/task-observer.js';
 import { TAKEN_LEASE_HOLDER } from '../store/provided-store.js';
+import type { Store } from '../store/store.js';
+import type { ProvidedCall } from '../task-model/provided-state.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { MAX_ROUNDS, TOO_MANY_ROUNDS } from './call-outcome.js';
-import type { CallRunner } from './call-runner.js';
-import { startCall } from './call-start.js';
-import { SHUTDOWN_MESSAGE, type HeldCall, type ProvidedContext } from './provided-context.js';
-import { TaskDriver, type DriverSettings } from './task-driver.js';
-import { ending, failureOutcome, transition } from './transitions.js';
+import type { HeldCall } from './held-call.js';
+import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from './transitions.js';
 
 const FIRST_PAUSE_MS = 100;
 const MAX_PAUSE_MS = 5000;
@@ -36,22 +41,52 @@ export function overTimeout(timeoutMs: number, calls: number): string {
   return `the backend did not finish within the task's timeout (${timeoutMs} ms over ${calls} calls)`;
 }
 
-export interface CallAgain {
-  readonly record: TaskRecord;
-  /** The call that answered with the requestState: its target (credentials, policy) serves the next. */
-  readonly previous: CallRunner;
-  readonly requestState: string;
-  /** How long that call took. */
-  readonly callMs: number;
+/** What of the room's context a call made again needs (ProvidedContext has all of it). */
+export interface CallAgainContext {
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly observer: TaskObserver;
+  readonly metrics: GatewayMetrics;
+  readonly replica: string;
+  readonly held: Map<string, HeldCall>;
+  readonly closing: boolean;
 }
 
-type CallLimits = { maxResponseBytes: number; maxSseEventBytes: number };
+/** What of a call's settings it needs (DriverSettings has all of it). */
+export interface CallAgainSettings {
+  readonly upstream: string;
+  readonly leaseMs: number;
+  /** upstreams.*.providedTasks.timeout: the task's backend time, all its calls together. */
+  readonly timeoutMs: number;
+  readonly limits: { readonly statusMessageMaxLength: number };
+}
+
+/** The next call, as the caller is to start it. */
+export interface NextCall {
+  readonly record: TaskRecord;
+  readonly call: ProvidedCall;
+  readonly requestState: string;
+  /** What is left of the task's timeout. */
+  readonly timeoutMs: number;
+  readonly timeoutMessage: string;
+}
+
+export interface CallAgain {
+  readonly record: TaskRecord;
+  readonly requestState: string;
+  /** How long the call that answered with the requestState took. */
+  readonly callMs: number;
+  /** Keeps that call's policy (and agent) open until the function it returns is called. */
+  readonly holdPolicy: () => () => void;
+  /** Starts the next call (a driver of its own, attached to the task). */
+  readonly start: (next: NextCall) => void;
+}
 
 /** Counts the round and pauses before the next call, or ends the task past a bound; settles once decided. */
-export async function callAgain(ctx: ProvidedContext, settings: DriverSettings, callLimits: CallLimits, again: CallAgain): Promise<void> {
+export async function callAgain(ctx: CallAgainContext, settings: CallAgainSettings, again: CallAgain): Promise<void> {
   const { handle } = again.record;
   // The previous call's policy (and agent) stays open until the next call holds it.
-  const leavePolicy = again.previous.callTarget.hold();
+  const leavePolicy = again.holdPolicy();
   let handedOver = false;
   try {
     if (ctx.closing) return await endFailed(ctx, settings, handle, SHUTDOWN_MESSAGE);
@@ -75,51 +110,48 @@ export async function callAgain(ctx: ProvidedContext, settings: DriverSettings, 
     // (it is registered in the same step as this check), so it must not start.
     if (ctx.closing) return await endFailed(ctx, settings, handle, SHUTDOWN_MESSAGE);
     handedOver = true;
-    const next = async () => {
+    const then = (step: () => Promise<void>) => async () => {
       try {
-        await nextCall(ctx, settings, callLimits, again);
+        await step();
       } finally {
         leavePolicy();
       }
     };
-    const fail = async (message: string) => {
-      try {
-        await endFailed(ctx, settings, handle, message);
-      } finally {
-        leavePolicy();
-      }
-    };
-    new CallPause(ctx, handle, settings.leaseMs, pauseMs, { next, fail, stop: () => release(ctx, handle).finally(leavePolicy) });
+    new CallPause(ctx, handle, settings.leaseMs, pauseMs, {
+      next: then(() => nextCall(ctx, settings, again)),
+      fail: (message) => then(() => endFailed(ctx, settings, handle, message))(),
+      stop: then(() => release(ctx, handle)),
+    });
   } finally {
     if (!handedOver) leavePolicy();
   }
 }
 
 /** After the pause: the call again, unless the task ended meanwhile or the gateway is closing. */
-async function nextCall(ctx: ProvidedContext, settings: DriverSettings, callLimits: CallLimits, again: CallAgain): Promise<void> {
+async function nextCall(ctx: CallAgainContext, settings: CallAgainSettings, again: CallAgain): Promise<void> {
   const { handle } = again.record;
   if (ctx.closing) return endFailed(ctx, settings, handle, SHUTDOWN_MESSAGE);
   const view = await ctx.store.readProvidedTask(handle);
   const call = view?.state.call;
   if (!view || !call || isTerminalStatus(view.record.status)) return release(ctx, handle);
+  // Again after the read: the call starts in the same step as this check, or not at all.
+  if (ctx.closing) return endFailed(ctx, settings, handle, SHUTDOWN_MESSAGE);
   const timeoutMs = Math.max(1, Math.min(settings.timeoutMs - (view.state.spentMs ?? 0), view.record.expiresAt - Date.now()));
-  const plan = { call, extraParams: { requestState: again.requestState }, timeoutMs, timeoutMessage: overTimeout(settings.timeoutMs, view.state.round + 1) };
-  const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: view.record };
-  new TaskDriver(ctx, (reports) => startCall(again.previous.callTarget, plan, callLimits, reports, trace), settings).attach(view.record);
+  again.start({ record: view.record, call, requestState: again.requestState, timeoutMs, timeoutMessage: overTimeout(settings.timeoutMs, view.state.round + 1) });
 }
 
-async function endFailed(ctx: ProvidedContext, settings: DriverSettings, handle: string, message: string): Promise<void> {
+async function endFailed(ctx: CallAgainContext, settings: CallAgainSettings, handle: string, message: string): Promise<void> {
   const moved = await transition(ctx.store, handle, ending('failed', failureOutcome(message), message, settings.limits.statusMessageMaxLength));
   if (moved) observeFailed(ctx, settings, moved.before.record);
   await release(ctx, handle);
 }
 
-function observeFailed(ctx: ProvidedContext, settings: DriverSettings, before: TaskRecord): void {
+function observeFailed(ctx: CallAgainContext, settings: CallAgainSettings, before: TaskRecord): void {
   ctx.observer.statusChanged(before, before.status, 'failed');
   ctx.metrics.providedTasksEnded.inc({ upstream: settings.upstream, outcome: 'failed' });
 }
 
-async function release(ctx: ProvidedContext, handle: string): Promise<void> {
+async function release(ctx: CallAgainContext, handle: string): Promise<void> {
   await ctx.store.releaseLease(handle, ctx.replica).catch(() => undefined);
 }
 
@@ -139,7 +171,7 @@ class CallPause implements HeldCall {
   private over = false;
 
   constructor(
-    private readonly ctx: ProvidedContext,
+    private readonly ctx: CallAgainContext,
     private readonly handle: string,
     private readonly leaseMs: number,
     pauseMs: number,
@@ -172,12 +204,14 @@ class CallPause implements HeldCall {
     if (this.over) return this.done;
     this.over = true;
     clearTimeout(this.timer);
-    if (this.ctx.held.get(this.handle) === this) this.ctx.held.delete(this.handle);
     try {
       await step();
     } catch (error) {
       this.ctx.logger.warn({ err: error }, 'a provided task\'s next call could not be made');
     } finally {
+      // Held until the step is done (the next call's driver then holds the task): a shutdown
+      // meanwhile waits for it, as it waits for a call.
+      if (this.ctx.held.get(this.handle) === this) this.ctx.held.delete(this.handle);
       this.settle();
     }
   }

@@ -26,11 +26,12 @@ import { BackendSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
-import { SHUTDOWN_MESSAGE, type HeldCall, type ProvidedContext } from './provided-context.js';
+import type { HeldCall } from './held-call.js';
+import type { ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
 import { answerCancel, answerGet, applyUpdate, type Retry } from './task-answers.js';
 import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
-import { ending, failureOutcome, transition } from './transitions.js';
+import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from './transitions.js';
 
 export interface ProvidedTasksDeps {
   readonly store: Store;
@@ -182,7 +183,18 @@ export class ProvidedTasks {
       leaseMs: provided.lease,
       timeoutMs,
       limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
-      retry: (record, previous, requestState, callMs) => callAgain(this.ctx, settings, callLimits, { record, previous, requestState, callMs }),
+      retry: (record, previous, requestState, callMs) =>
+        callAgain(this.ctx, settings, {
+          record,
+          requestState,
+          callMs,
+          holdPolicy: () => previous.callTarget.hold(),
+          start: (next) => {
+            const plan = { call: next.call, extraParams: { requestState: next.requestState }, timeoutMs: next.timeoutMs, timeoutMessage: next.timeoutMessage };
+            const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: next.record };
+            new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(next.record);
+          },
+        }),
       // Not the request's trace: a retry without input runs after this request has ended.
       tracing: request.tg.snapshot.tracing,
     };

@@ -19,7 +19,8 @@ import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
 import { overCap, stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
-import type { HeldCall, ProvidedContext } from './provided-context.js';
+import type { HeldCall } from './held-call.js';
+import type { ProvidedContext } from './provided-context.js';
 import { transition } from './transitions.js';
 import type { Tracing } from '../tracing/tracing.js';
 

@@ -68,6 +68,9 @@ export function ending(status: 'completed' | 'failed' | 'cancelled', outcome: Pr
   };
 }
 
+/** Why a task ends failed when the gateway shuts down before its backend answered. */
+export const SHUTDOWN_MESSAGE = 'the gateway shut down before the backend answered';
+
 /** The error a task that failed without a JSON-RPC error of the backend's is answered with. */
 export function failureOutcome(message: string): ProvidedOutcome {
   return { error: { code: -32603, message } };
