@@ -112,7 +112,10 @@ export const tasksSchema = z
       .int()
       .min(0)
       .default(512)
-      .describe('statusMessage is cut to this many characters and stripped of control characters (a model may read it).'),
+      .describe(
+        'statusMessage is cut to this many characters and stripped of invisible characters (controls, format, ' +
+          'default-ignorable, private-use and unassigned code points: a model may read it).',
+      ),
     poll: pollSchema.prefault({}),
     provided: providedSchema.prefault({}),
     push: pushSchema.prefault({}),
