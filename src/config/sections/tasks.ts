@@ -49,7 +49,11 @@ const providedSchema = z
       ),
     maxResultBytes: sizeSchema()
       .prefault('1MiB')
-      .describe('Largest result a gateway-run task keeps (UTF-8 JSON); a larger one ends the task failed, saying why.'),
+      .describe(
+        'Largest answer of the backend\'s a gateway-run task keeps, as UTF-8 JSON: its result or its JSON-RPC error, the ' +
+          'input it asks for (2026-07-28: inputRequests and requestState together), the questions it leaves unanswered ' +
+          '(2025-11-25: all pending together). Past it the task ends failed, saying why, and nothing of it is kept or served.',
+      ),
     lease: durationSchema()
       .prefault('15s')
       .describe(
