@@ -207,6 +207,8 @@ export class PolicySnapshot {
 
   /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */
   close(): Promise<void> {
+    // Calls held for a backend's answer are cut first: an agent closes only once its requests end.
+    if (!this.closing) this.limits.close();
     this.closing ??= Promise.all([this.upstreams.close(), this.identity.close(), this.auth?.close(), this.tracing?.close()]).then(() => undefined);
     return this.closing;
   }

@@ -58,17 +58,25 @@ export function createForwarder(deps: ForwardDeps): Forward {
     const queryAt = request.url.indexOf('?');
     const query = route.upstreamTarget.search || (queryAt > 0 ? request.url.slice(queryAt) : '');
     tg.upstreamStartedAt = process.hrtime.bigint();
+    // A 2025 tools/call holding a concurrency slot outlives a client that hangs up (src/limits/call-hold.ts).
+    const hold = tg.callHold;
+    const ended = hold?.begin();
     route.agent.request(
-      { origin: endpoint.origin, path: route.upstreamTarget.pathname + query, method: 'POST', headers, body, signal: tg.abort },
+      { origin: endpoint.origin, path: route.upstreamTarget.pathname + query, method: 'POST', headers, body, signal: hold?.signal ?? tg.abort },
       (error: Error | null, data: Dispatcher.ResponseData) => {
         if (error) {
+          ended?.();
           handleUpstreamError(request, reply, error);
           return;
         }
+        // 'close' follows the end, an error and a destroy alike.
+        if (ended) data.body.once('close', ended);
         const responseHeaders = data.headers as Record<string, string | string[] | undefined>;
         delete responseHeaders['transfer-encoding'];
         if (tg.abort.aborted) {
-          data.body.destroy();
+          // Nobody to answer. A held call's answer is still read to its end (and dropped).
+          if (hold) data.body.resume();
+          else data.body.destroy();
           return;
         }
         if (isCredentialRefusal(data.statusCode)) {
@@ -91,6 +99,10 @@ export function createForwarder(deps: ForwardDeps): Forward {
   };
 
   const forward: Forward = (request, reply) => {
+    // Nothing goes upstream for a request the preHandler answered, or whose client has left
+    // (a local answer cut short by a hang-up still ends the preHandler, and fastify then runs
+    // the handler: docs/security.md, "Client hang-ups").
+    if (request.tg.answeredLocally || request.tg.abort.aborted) return;
     const body = request.tg.mcp?.body;
     if (body && request.method === 'POST') {
       forwardBody(request, reply, body);
