@@ -20,15 +20,23 @@ import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { canFailOver } from '../routing/route-stage.js';
-import type { Store } from '../store/store.js';
 import { kClientSignal, kUpstreamAgent } from './dispatcher.js';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders, copyRequestHeaders } from './forward-headers.js';
-import { relayResponse, type UpstreamResponse } from './relay-response.js';
 import { handleCredentialRefusal, isCredentialRefusal } from './upstream-refusal.js';
 
+/** The upstream's answer, as the way back receives it. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
+}
+
+/** The way back (src/pipeline/way-back.ts), handed in: this stage only sends and receives. */
+export type RelayResponse = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => Promise<void>;
+
 export interface ForwardDeps {
-  readonly store: Store;
   readonly metrics: GatewayMetrics;
+  readonly relay: RelayResponse;
 }
 
 type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: string };
@@ -38,7 +46,7 @@ export type Forward = (request: FastifyRequest, reply: FastifyReply) => void;
 export function createForwarder(deps: ForwardDeps): Forward {
   const relay = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => {
     // Never an unhandled rejection: whatever goes wrong while relaying becomes an answer.
-    relayResponse(request, reply, res, deps.store).catch((error: unknown) => {
+    deps.relay(request, reply, res).catch((error: unknown) => {
       res.stream.destroy();
       sendGatewayError(request, reply, toGatewayError(error));
     });

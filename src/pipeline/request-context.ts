@@ -2,18 +2,18 @@
  * What the pipeline stages attach to a request as it passes through them (DESIGN.md §2):
  * each stage adds one typed thing and hands the request on.
  */
-import type { Principal } from './auth/principal.js';
-import type { SubjectToken } from './auth/subject-token.js';
-import type { CallHold } from './limits/call-hold.js';
-import type { LimitRefusal } from './limits/limits-stage.js';
-import type { McpContext } from './mcp/mcp-stage.js';
+import type { Principal } from '../auth/principal.js';
+import type { SubjectToken } from '../auth/subject-token.js';
+import type { CallHold } from '../limits/call-hold.js';
+import type { LimitRefusal } from '../limits/limits-stage.js';
+import type { McpContext } from '../mcp/mcp-stage.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
-import type { Instance, InstancePool } from './routing/balancer.js';
-import type { TaskRecord } from './task-model/task-record.js';
-import type { RequestTrace } from './tracing/request-trace.js';
-import type { ClientAbort } from './upstream/client-abort.js';
+import type { Instance, InstancePool } from '../routing/balancer.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
+import type { ClientAbort } from '../upstream/client-abort.js';
 
-import type { Era } from './mcp/era.js';
+import type { Era } from '../mcp/era.js';
 
 export type { Era, McpContext };
 

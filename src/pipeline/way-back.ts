@@ -12,15 +12,10 @@ import { isEventStream, isJson } from '../mcp/media-type.js';
 import { createSseTap } from '../mcp/sse-tap.js';
 import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
+import type { UpstreamResponse } from '../upstream/forward.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
-import { readBounded, relayThrough } from './relay-streams.js';
-import { sendStreamNow } from './stream-reply.js';
-
-export interface UpstreamResponse {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
-}
+import { readBounded, relayThrough } from '../upstream/relay-streams.js';
+import { sendStreamNow } from '../upstream/stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
   const tg = request.tg;

@@ -21,15 +21,15 @@ import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { PolicySnapshot } from '../policy-snapshot.js';
+import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
-import { ClientAbort } from './client-abort.js';
-import { RouteDispatcher } from './dispatcher.js';
-import { createForwarder } from './forward.js';
-import { headerValue } from './relay-response.js';
-import { sendStreamNow } from './stream-reply.js';
+import { ClientAbort } from '../upstream/client-abort.js';
+import { RouteDispatcher } from '../upstream/dispatcher.js';
+import { createForwarder } from '../upstream/forward.js';
+import { headerValue, relayResponse } from './way-back.js';
+import { sendStreamNow } from '../upstream/stream-reply.js';
 
 export interface McpRoutesDeps {
   /** The policy in force now; read once per request. */
@@ -41,7 +41,7 @@ export interface McpRoutesDeps {
 }
 
 export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): Promise<void> {
-  const forward = createForwarder(deps);
+  const forward = createForwarder({ metrics: deps.metrics, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
   await app.register(async (scope) => {
     // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
     // same bytes (or a rewrite) are forwarded.
