@@ -10,6 +10,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { registerResourceMetadataRoutes } from './auth/resource-metadata.js';
+import { Bridge } from './bridge/bridge.js';
+import type { ProbeTarget } from './bridge/generation-probe.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { createListener } from './listener/listener.js';
@@ -27,6 +29,7 @@ import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './rel
 import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
+import type { TaskExtensions } from './tasks/extension-points.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
 import { registerMcpRoutes } from './pipeline/mcp-routes.js';
 
@@ -48,6 +51,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** The tasks this replica runs itself (src/provided/). */
   readonly provided: ProvidedTasks;
+  /** Bridging of the task generations (src/bridge/): what each backend instance serves. */
+  readonly bridge: Bridge;
   /** The policy in force now. */
   readonly policy: PolicySnapshot;
   /** SHA-256 of the policy in force (of its file, or of its JSON when built in code). */
@@ -65,13 +70,19 @@ export interface Gateway {
 const EXPIRY_SWEEP_MS = 1000;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
-  const { shared, audit, hashHandle } = buildSharedParts(config, deps);
+  const { shared, audit, hashHandle, bridge } = buildSharedParts(config, deps);
   const policy = await PolicySnapshot.build(config, shared);
   if (!policy.auth) {
     shared.logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
   }
   const reloader = new PolicyReloader(policy, deps.policyHash ?? hashOfConfig(config), shared);
   const currentPolicy = () => reloader.current();
+  let listening = false;
+  // What each instance serves is asked again under every policy applied (src/bridge/).
+  const probeAfter = (result: ReloadResult | undefined): ReloadResult | undefined => {
+    if (listening && result?.outcome === 'applied') bridge.refresh(probeTargetsOf(currentPolicy()));
+    return result;
+  };
   shared.push.usePolicy(() => currentPolicy().tasks);
 
   const app = createListener(config, shared.logger);
@@ -110,18 +121,21 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     store: shared.store,
     logger: shared.logger,
     provided: shared.provided,
+    bridge,
     get policy() {
       return currentPolicy();
     },
     get policyHash() {
       return reloader.hash;
     },
-    reload: (next) => reloader.reload(next),
-    reloadFile: (path, options) => reloader.reloadFile(path, options),
+    reload: (next) => reloader.reload(next).then((result) => probeAfter(result)!),
+    reloadFile: (path, options) => reloader.reloadFile(path, options).then(probeAfter),
     async listen() {
       const url = await app.listen({ host: config.listen.host, port: config.listen.port });
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
       sweeper.start(EXPIRY_SWEEP_MS);
+      listening = true;
+      bridge.refresh(probeTargetsOf(currentPolicy()));
       shared.logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
       // Written now rather than with the next batch: operators and supervisors wait for it.
       shared.logger.flush();
@@ -129,6 +143,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
     async close() {
       draining = true;
+      bridge.close();
       // Listener streams never end by themselves: ended first, so the drain does not wait for them.
       shared.push.close();
       const { drainTimeout } = currentPolicy().config.limits;
@@ -155,7 +170,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
 }
 
 /** The parts that outlive any one policy: metrics, logs, the store, the audit trail. */
-function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string } {
+function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; bridge: Bridge } {
   const metrics = deps.metrics ?? createMetrics();
   const logger = deps.logger ?? createLogger(config.logging, () => metrics.logLinesDropped.inc({ log: 'general' }));
   if (!deps.store && config.store.type === 'memory') {
@@ -169,5 +184,28 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, hashHandle }, audit, hashHandle };
+  // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
+  const bridge = new Bridge({ logger, metrics });
+  const extensions: TaskExtensions = { toolCallInterceptors: [bridge], resultFilters: [bridge], taskKinds: [bridge], clientResponses: [bridge] };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, bridge };
+}
+
+/**
+ * Every instance of every routed upstream whose policy bridges, with the route's path and the
+ * gateway's own credentials (a static bearer; a probe speaks for no principal, so identity
+ * headers and token exchange send none).
+ */
+function probeTargetsOf(policy: PolicySnapshot): ProbeTarget[] {
+  const targets = new Map<string, ProbeTarget>();
+  for (const route of policy.config.routes) {
+    const upstream = policy.config.upstreams[route.upstream];
+    const dispatcher = policy.agents.get(route.upstream);
+    if (!upstream || !dispatcher || upstream.bridge === 'off') continue;
+    const headers: Record<string, string> = upstream.credentials.type === 'bearer' ? { authorization: `Bearer ${upstream.credentials.token}` } : {};
+    for (const origin of upstream.instances) {
+      const key = `${route.upstream} ${origin}`;
+      if (!targets.has(key)) targets.set(key, { upstream: route.upstream, origin, path: route.upstreamPath, dispatcher, headers });
+    }
+  }
+  return [...targets.values()];
 }

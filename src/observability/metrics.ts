@@ -96,6 +96,8 @@ export interface GatewayMetrics {
   readonly configHash: Gauge;
   readonly configLastReloadSuccessful: Gauge;
   readonly configDrainingPolicies: Gauge;
+  readonly bridgeBackendGeneration: Gauge<'upstream' | 'instance' | 'generation'>;
+  readonly bridgeOperations: Counter<'upstream' | 'client' | 'backend' | 'method' | 'outcome'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -267,6 +269,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     providedLeaseReclaims: new Counter({
       name: 'taskgate_provided_lease_reclaims_total',
       help: 'Call leases that lapsed while the replica running the call was stalled (event loop or GC pause past tasks.provided.lease), taken back by that call instead of failing its task.',
+      registers,
+    }),
+    bridgeBackendGeneration: new Gauge({
+      name: 'taskgate_bridge_backend_generation',
+      help: 'Which task generation each backend instance serves, as the gateway\'s probes found it: 1 for the current one of none, 2025-11-25, 2026-07-28, both, unknown (docs/bridging.md).',
+      labelNames: ['upstream', 'instance', 'generation'],
+      registers,
+    }),
+    bridgeOperations: new Counter({
+      name: 'taskgate_bridge_operations_total',
+      help: 'Task operations the gateway bridged between generations, by upstream, client and backend generation, method (tools/call, tasks/get, tasks/result, tasks/cancel, tasks/update, input), and outcome (ok, error).',
+      labelNames: ['upstream', 'client', 'backend', 'method', 'outcome'],
       registers,
     }),
     pushSubscriptions: new Gauge({

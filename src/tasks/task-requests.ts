@@ -46,7 +46,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   const modern = mcp.era === 'modern';
   switch (message.method) {
     case 'tools/call':
-      return (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
+      return (await interceptToolCall(deps, request, message)) ?? (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'subscriptions/listen':
       // Task handles in the filter: the gateway answers the listen itself (src/push/).
       return modern ? deps.push.listen(deps, request, message) : undefined;
@@ -61,6 +61,15 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
       if (modern && !declaresTasksExtension(message)) throw missingTasksCapability();
       return prepareTaskOperation(deps, request, message);
   }
+}
+
+/** The registered interceptors, in order (extension-points.ts): the first answer wins. */
+async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  for (const interceptor of deps.extensions.toolCallInterceptors) {
+    const answer = await interceptor.interceptToolCall(deps, request, message);
+    if (answer) return answer;
+  }
+  return undefined;
 }
 
 /** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
@@ -102,6 +111,13 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     tg.task = record;
     tg.taskOutcome = 'allowed';
     return deps.provided.answer(deps, request, message, record);
+  }
+  // A kind a capability serves (extension-points.ts, TaskKindHandler).
+  const handler = deps.extensions.taskKinds?.find((candidate) => candidate.kind === record.kind);
+  if (handler) {
+    tg.task = record;
+    tg.taskOutcome = 'allowed';
+    return handler.answer(deps, request, message, record);
   }
   const instance = tg.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
@@ -212,11 +228,15 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
 }
 
 /** A client's answer to a server→client request the gateway relayed under its own id. */
-async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<undefined> {
+async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (!isServerRequestId(message.id)) return undefined;
   const route = await deps.store.takeServerRequest(message.id);
   const tg = request.tg;
   if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
+  for (const taker of deps.extensions.clientResponses ?? []) {
+    const answer = await taker.takeClientResponse(deps, request, route, message);
+    if (answer) return answer;
+  }
   if (route.handle !== undefined) await deps.provided.inputAnswered(route.handle, message.id);
   const instance = tg.route.pool.findInstance(route.instance);
   if (!instance) return undefined;

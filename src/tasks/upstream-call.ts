@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
+import { isModernVersion, MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { TaskCallSpan } from '../tracing/task-calls.js';
@@ -115,7 +115,8 @@ function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | unde
     accept: 'application/json, text/event-stream',
   };
   const params: Record<string, unknown> = ownParams ?? { taskId: record.upstreamTaskId };
-  if (record.era === 'modern') {
+  // A bridged task's backend speaks the other generation than its client (src/bridge/).
+  if (record.era === 'modern' || isModernVersion(record.protocolVersion)) {
     const version = record.protocolVersion ?? MODERN_VERSION;
     headers['mcp-protocol-version'] = version;
     headers['mcp-method'] = method;

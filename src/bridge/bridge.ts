@@ -1,0 +1,138 @@
+/**
+ * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
+ * its own generation whatever its backend's. This is the room's one door, registered by
+ * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
+ *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks
+ *   ResultFilter         what such a client is told it can do (initialize, tools/list)
+ *   TaskKindHandler      tasks/* of a `bridged` record
+ *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
+ * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
+ * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Instance } from '../routing/balancer.js';
+import { selectInstanceFor } from '../routing/route-stage.js';
+import type { ServerRequestRoute, TaskRecord } from '../task-model/task-record.js';
+import type { ClientResponseTaker, LocalAnswer, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
+import { BackendGenerations } from './backend-generations.js';
+import { createBridgeContext, type BridgeContext } from './bridge-context.js';
+import { takeInputAnswer } from './client-answers.js';
+import type { ProbeTarget } from './generation-probe.js';
+import { answerLegacyCancel, answerLegacyGet } from './legacy-answers.js';
+import { createBridgedLegacyTask } from './legacy-creation.js';
+import { answerLegacyResult } from './legacy-result-stream.js';
+
+export interface BridgeDeps {
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+}
+
+/** How long a probe waits for an answer (the gateway's own calls wait as long elsewhere). */
+const PROBE_TIMEOUT_MS = 10_000;
+const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
+
+export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker {
+  readonly kind = 'bridged' as const;
+  readonly generations: BackendGenerations;
+  private readonly ctx: BridgeContext;
+
+  constructor(deps: BridgeDeps) {
+    this.generations = new BackendGenerations(deps, PROBE_LIMITS);
+    this.ctx = createBridgeContext(deps.logger, deps.metrics, this.generations);
+  }
+
+  /** Learns anew what every instance serves (at start and after each reload). */
+  refresh(targets: readonly ProbeTarget[]): void {
+    this.generations.refresh(targets);
+  }
+
+  close(): void {
+    this.generations.close();
+  }
+
+  async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    const params = message.params;
+    if (request.tg.mcp?.era !== 'legacy' || !isObject(params) || !isObject(params.task) || typeof params.name !== 'string') return undefined;
+    if (!this.bridgesUpstream(request)) return undefined;
+    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    if (!this.servesOnlyModern(request, instance)) return undefined;
+    request.tg.instance = instance;
+    return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
+  }
+
+  filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
+    if (request.tg.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+    const instance = request.tg.instance;
+    if (!instance || !this.servesOnlyModern(request, instance)) return false;
+    if (method === 'initialize') return advertiseLegacyTasks(result);
+    if (method === 'tools/list') return markToolsOptional(result);
+    return false;
+  }
+
+  async answer(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    if (record.era !== 'legacy') throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
+    switch (message.method) {
+      case 'tasks/get':
+        return answerLegacyGet(this.ctx, deps, request, message, record);
+      case 'tasks/cancel':
+        return answerLegacyCancel(this.ctx, deps, request, message, record);
+      case 'tasks/result':
+        return answerLegacyResult(this.ctx, deps, request, message, record);
+      default:
+        throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+    }
+  }
+
+  takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
+    return takeInputAnswer(this.ctx, deps, request, route, message);
+  }
+
+  private bridgesUpstream(request: FastifyRequest): boolean {
+    return request.tg.snapshot.config.upstreams[request.tg.route.pool.upstream]?.bridge !== 'off';
+  }
+
+  /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
+  private servesOnlyModern(request: FastifyRequest, instance: Instance): boolean {
+    const facts = this.generations.of(request.tg.route.pool.upstream, instance.url);
+    return facts.modernTasks === true && facts.legacyTasks === false;
+  }
+}
+
+/** 2025 initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
+function advertiseLegacyTasks(result: JsonObject): boolean {
+  const capabilities = objectAt(result, 'capabilities');
+  const tasks = objectAt(capabilities, 'tasks');
+  objectAt(tasks, 'cancel');
+  objectAt(objectAt(objectAt(tasks, 'requests'), 'tools'), 'call');
+  return true;
+}
+
+/**
+ * 2025 tools/list: a 2026 backend says per call, not per tool, whether it makes a task, so
+ * every tool may be asked for one (a plain answer then ends the task at once).
+ */
+function markToolsOptional(result: JsonObject): boolean {
+  if (!Array.isArray(result.tools)) return false;
+  let changed = false;
+  for (const tool of result.tools) {
+    if (!isObject(tool)) continue;
+    const execution = isObject(tool.execution) ? tool.execution : {};
+    if (execution.taskSupport === 'optional' || execution.taskSupport === 'required') continue;
+    tool.execution = { ...execution, taskSupport: 'optional' };
+    changed = true;
+  }
+  return changed;
+}
+
+function objectAt(holder: JsonObject, key: string): JsonObject {
+  const value = holder[key];
+  if (isObject(value)) return value;
+  const made: JsonObject = {};
+  holder[key] = made;
+  return made;
+}
