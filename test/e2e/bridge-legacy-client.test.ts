@@ -217,3 +217,25 @@ describe('bridge: a bridged task\'s lifetime ends', () => {
     assert.equal(cancel.headers['mcp-protocol-version'], '2026-07-28', 'in its own generation');
   });
 });
+
+describe('bridge: off for the upstream', () => {
+  let stack: ModernBackendStack;
+  let alice: Client;
+  before(async () => {
+    stack = await startModernBackendStack({ upstream: { bridge: 'off' } });
+    alice = await legacyBridgeClient(stack, 'alice');
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+  });
+
+  it('offers a 2025 client no tasks, and relays its calls to the backend as they are', async () => {
+    assert.equal(alice.getServerCapabilities()?.tasks, undefined);
+    const { tools } = await alice.listTools();
+    assert.equal(tools.find((tool) => tool.name === 'slow_scan')?.execution?.taskSupport, undefined);
+    const result = await alice.callTool({ name: 'quick_echo', arguments: { text: 'plain' } });
+    assert.equal(textOf(result as CallToolResult), 'plain');
+    assert.ok(!stack.backend.stats.requests.some((r) => r.rpcMethod === 'server/discover'), 'no probe either');
+  });
+});
