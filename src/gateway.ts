@@ -27,6 +27,7 @@ import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './rel
 import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
+import { NO_EXTENSIONS } from './tasks/extension-points.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
 import { registerMcpRoutes } from './upstream/proxy-route.js';
 
@@ -169,5 +170,5 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, hashHandle }, audit, hashHandle };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions: NO_EXTENSIONS, hashHandle }, audit, hashHandle };
 }

@@ -19,6 +19,7 @@ import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
+import type { GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
@@ -26,6 +27,7 @@ import { BackendSupport } from './backend-support.js';
 import type { CallRunner } from './call-runner.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
+import { ProvidedGatewayRun } from './gateway-run.js';
 import type { HeldCall, ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
 import { answerCancel, answerGet, applyUpdate, type Retry } from './task-answers.js';
@@ -43,10 +45,13 @@ const LAPSED_BATCH = 100;
 
 export class ProvidedTasks {
   private readonly ctx: ProvidedContext;
+  /** Gateway-run tasks as other capabilities start and cancel them (gateway-run.ts). */
+  readonly gatewayRun: GatewayRunTasks;
 
   constructor(deps: ProvidedTasksDeps) {
     const legacyPush = new LegacyStatusPush(deps);
     this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, legacyPush };
+    this.gatewayRun = new ProvidedGatewayRun(this.ctx, (deps, request, era) => this.settings(deps, request, era));
   }
 
   /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
@@ -170,7 +175,7 @@ export class ProvidedTasks {
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: TaskDeps, request: FastifyRequest, era: 'legacy' | 'modern'): DriverSettings {
+  private settings(deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern'): DriverSettings {
     const provided = deps.policy.provided;
     const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
