@@ -64,6 +64,11 @@ export interface RequestContext {
   declaresTasks?: boolean;
   /** What the limits stage refused this request for (src/limits/), for the audit trail. */
   limitRefusal?: LimitRefusal;
+  /**
+   * A task operation made through a tool the gateway answers (the status and cancel tools of
+   * background calls, src/background/) rather than a tasks/* method: audited as that event.
+   */
+  taskOperation?: 'get' | 'cancel';
   /** How the tasks stage decided, for the audit trail and metrics. */
   taskOutcome?: 'allowed' | 'not_found' | 'denied' | 'throttled';
   pollOutcome?: 'forwarded' | 'cached' | 'rejected';
