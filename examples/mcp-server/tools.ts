@@ -71,8 +71,12 @@ export function registerExampleTools(server: McpServer, hooks: ToolHooks = {}): 
   // on a separate POST and the result follows on the first stream.
   server.registerTool(
     'elicit_color',
-    { description: 'Asks the client for a colour via elicitation/create and returns the answer.', inputSchema: {} },
-    async (_args, extra) => {
+    {
+      description: 'Asks the client for a colour via elicitation/create (after `delayMs`) and returns the answer.',
+      inputSchema: { delayMs: z.number().int().min(0).max(60_000).default(0) },
+    },
+    async ({ delayMs }, extra) => {
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: extra.signal });
       const answer = await extra.sendRequest(
         {
           method: 'elicitation/create',

@@ -19,8 +19,8 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { GatewayRunTasks, LocalAnswer, ResultFilter, StageDeps, ToolCallInterceptor } from '../tasks/extension-points.js';
 import { isObject } from '../tasks/task-shapes.js';
-import { detachedText, usageText, type TaskToolNames, type ToolResult } from './model-texts.js';
-import { answerCancel, answerStatus, type ToolAnswerContext } from './task-tool-answers.js';
+import { detachedText, usageText, type TaskToolNames } from './model-texts.js';
+import { answerCancel, answerStatus, toolAnswer, type ToolAnswerContext } from './task-tool-answers.js';
 import { CANCEL_USAGE, readCancelArguments, readStatusArguments, STATUS_USAGE, taskToolDefinitions, taskToolNames } from './task-tools.js';
 import { ToolCatalogue } from './tool-catalogue.js';
 
@@ -51,7 +51,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
     if (this.answersTool(upstream, names, tool)) {
       request.tg.toolName = tool;
       const context: ToolAnswerContext = { deps, request, names, runner: this.deps.runner, metrics: this.deps.metrics };
-      return toolAnswer(request, message, await this.answerTaskTool(context, tool, params.arguments, policy));
+      return this.answerTaskTool(context, message, tool, params.arguments, policy);
     }
     if (!this.mayDetach(policy, upstream, names, tool, request, message)) return undefined;
     request.tg.toolName = tool.slice(0, 128);
@@ -86,13 +86,13 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
     return true;
   }
 
-  private async answerTaskTool(c: ToolAnswerContext, tool: string, args: unknown, policy: BackgroundCallsPolicy): Promise<ToolResult> {
+  private async answerTaskTool(c: ToolAnswerContext, message: JsonRpcRequest, tool: string, args: unknown, policy: BackgroundCallsPolicy): Promise<LocalAnswer> {
     if (tool === c.names.status) {
       const status = readStatusArguments(args, policy.statusWait);
-      return status ? answerStatus(c, status.taskId, status.waitMs) : usageText(tool, STATUS_USAGE);
+      return status ? answerStatus(c, message, status.taskId, status.waitMs) : toolAnswer(c.request, message, usageText(tool, STATUS_USAGE));
     }
     const cancel = readCancelArguments(args);
-    return cancel ? answerCancel(c, cancel.taskId) : usageText(tool, CANCEL_USAGE);
+    return toolAnswer(c.request, message, cancel ? await answerCancel(c, cancel.taskId) : usageText(tool, CANCEL_USAGE));
   }
 
   /** A call of one of the gateway's task tools, unless the backend has a tool of that name. */
@@ -128,10 +128,4 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
 function cannotUseTasks(request: FastifyRequest, message: JsonRpcRequest): boolean {
   if (request.tg.mcp!.era === 'modern') return !declaresTasksExtension(message);
   return !(isObject(message.params) && isObject(message.params.task));
-}
-
-/** A tool result of the gateway's, in the request's era (2026: every result has a resultType). */
-function toolAnswer(request: FastifyRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
-  const shaped = request.tg.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: shaped } };
 }

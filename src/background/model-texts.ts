@@ -50,6 +50,14 @@ export function waitingForInputText(tool: string, handle: string, names: TaskToo
   return textResult(text, false, handle);
 }
 
+/** 2025: a status call that passed the backend's question(s) on, and ended before they were answered. */
+export function questionPendingText(tool: string, handle: string, names: TaskToolNames): ToolResult {
+  const text =
+    `The background call of \`${tool}\` (handle ${handle}) is waiting for the answer to a question it asked, which came with this answer. ` +
+    `Once it is answered, call \`${names.status}\` again with ${JSON.stringify({ taskId: handle })}.`;
+  return textResult(text, false, handle);
+}
+
 /** A status call of a call that ended without a result of the tool's: the reason, as an error. */
 export function failedText(tool: string, handle: string, reason: string | undefined, maxMessage: number): ToolResult {
   const why = reason ? `: ${quoted(reason, maxMessage)}` : '';

@@ -10,17 +10,22 @@
  * the wait asked for, for the call to end, so a model needs few turns.
  */
 import type { FastifyRequest } from 'fastify';
+import { CLIENT_CAPABILITIES_META, RELATED_TASK_META, requestMeta } from '../mcp/era.js';
+import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ProvidedTaskView } from '../task-model/provided-state.js';
 import { isInScope, isTerminalStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
-import type { GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
+import type { GatewayRunTasks, LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { isHandleShaped } from '../tasks/handle.js';
 import { ownerOf } from '../tasks/task-context.js';
+import { isObject } from '../tasks/task-shapes.js';
 import { pause, waitUntilSettled } from './call-watch.js';
+import { hasQuestions, streamStatus } from './status-stream.js';
 import {
   cancelAnswerText,
   cancelledText,
   failedText,
+  questionPendingText,
   runningText,
   unknownHandleText,
   waitingForInputText,
@@ -40,30 +45,75 @@ export interface ToolAnswerContext {
 /** Early status calls are waited out at most this many times before the call is answered anyway. */
 const MAX_EARLY_WAITS = 3;
 
-export async function answerStatus(c: ToolAnswerContext, handle: string, waitMs: number): Promise<ToolResult> {
+/** A status call: the call's outcome, its status, or (2025) its questions and then those. */
+export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest, handle: string, waitMs: number): Promise<LocalAnswer> {
+  const until = Date.now() + waitMs;
   const record = await openGoverned(c, handle);
-  if (!record) return unknown(c, 'unknown');
+  if (!record) return toolAnswer(c.request, message, unknown(c, 'unknown'));
   const tg = c.request.tg;
   tg.task = record;
   tg.taskOutcome = 'allowed';
-  const view = await waitUntilSettled(c.deps.store, handle, waitMs, tg.abort);
+  const era = tg.mcp!.era;
+  // 2026: the client's own retry of an input_required answer (MRTR) carries the answers.
+  const params = isObject(message.params) ? message.params : {};
+  if (era === 'modern' && isObject(params.inputResponses)) await c.runner.provideInput(c.deps, c.request, record, params.inputResponses);
+  const compose = (view: ProvidedTaskView | undefined) => composeAnswer(c, view);
+  if (era === 'legacy') {
+    const now = await c.deps.store.readProvidedTask(handle);
+    if (now && hasQuestions(now)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
+  }
+  const view = await waitUntilSettled(c.deps.store, handle, Math.max(0, until - Date.now()), tg.abort);
+  if (view && era === 'legacy' && hasQuestions(view)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
+  if (view && era === 'modern' && view.record.status === 'input_required') {
+    const asked = inputRequired(view, message);
+    if (asked) {
+      c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
+      tg.statusSeen = 'input_required';
+      return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: asked } };
+    }
+  }
+  return toolAnswer(c.request, message, await compose(view));
+}
+
+/** The status tool's answer for the task as it is now; undefined: it is gone. */
+async function composeAnswer(c: ToolAnswerContext, view: ProvidedTaskView | undefined): Promise<ToolResult> {
   // Gone meanwhile: its lifetime ended, or a read-once outcome was read through another call.
   if (!view) return refuse(c, 'not_found');
-  tg.statusSeen = view.record.status;
-  if (!isTerminalStatus(view.record.status)) {
-    const { record: now } = view;
-    if (now.status === 'input_required') {
-      c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
-      return waitingForInputText(now.tool, handle, c.names);
-    }
+  const { record } = view;
+  c.request.tg.statusSeen = record.status;
+  if (record.status === 'input_required') {
+    c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
+    return (view.state.pendingRequests?.length ?? 0) > 0 ? questionPendingText(record.tool, record.handle, c.names) : waitingForInputText(record.tool, record.handle, c.names);
+  }
+  if (!isTerminalStatus(record.status)) {
     c.metrics.backgroundStatusCalls.inc({ answer: 'running' });
-    return runningText(now.tool, handle, now.statusMessage, c.names, now.pollIntervalMs, c.deps.policy.statusMessageMaxLength);
+    return runningText(record.tool, record.handle, record.statusMessage, c.names, record.pollIntervalMs, c.deps.policy.statusMessageMaxLength);
   }
   c.metrics.backgroundStatusCalls.inc({ answer: 'ended' });
   const answer = outcomeOf(view, c.deps.policy.statusMessageMaxLength);
-  await delivered(c, view.record);
+  await delivered(c, record);
   return answer;
 }
+
+/**
+ * 2026: the backend's questions as the status call's own InputRequiredResult (MRTR), under the
+ * keys the task shows; the client retries the status call with inputResponses. Undefined when
+ * the request did not declare what the questions need (the client must not be asked then).
+ */
+function inputRequired({ record, state }: ProvidedTaskView, message: JsonRpcRequest): Record<string, unknown> | undefined {
+  const requests = state.inputRequests;
+  if (!requests || Object.keys(requests).length === 0) return undefined;
+  const declared = requestMeta(message)?.[CLIENT_CAPABILITIES_META];
+  const capabilities = isObject(declared) ? declared : {};
+  for (const asked of Object.values(requests)) {
+    const needs = typeof asked.method === 'string' ? CAPABILITY_OF[asked.method] : undefined;
+    if (!needs || !isObject(capabilities[needs])) return undefined;
+  }
+  return { resultType: 'input_required', inputRequests: requests, _meta: { [RELATED_TASK_META]: { taskId: record.handle } } };
+}
+
+/** The client capability each kind of 2026 input request needs. */
+const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 export async function answerCancel(c: ToolAnswerContext, handle: string): Promise<ToolResult> {
   const tg = c.request.tg;
@@ -139,6 +189,12 @@ function refuseRecord(c: ToolAnswerContext, reason: 'not_found' | 'denied'): und
   c.request.log.info({ rpcMethod: 'tools/call', reason, owner: ownerOf(c.request) }, 'background call lookup refused');
   c.request.tg.taskOutcome = reason;
   return undefined;
+}
+
+/** A tool result of the gateway's, in the request's era (2026: every result has a resultType). */
+export function toolAnswer(request: FastifyRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
+  const shaped = request.tg.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: shaped } };
 }
 
 function unknown(c: ToolAnswerContext, answer: 'unknown'): ToolResult {

@@ -122,8 +122,10 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
         return { kind: 'task', record };
       }
     }
-    const outcome = first?.outcome ?? (await driver.runner.outcome);
+    // Released before the outcome is awaited: a 2025 question waiting for the task (task-driver.ts)
+    // is then refused, and the call's stream moves on.
     driver.release();
+    const outcome = first?.outcome ?? (await driver.runner.outcome);
     return { kind: 'answer', answer: plainAnswer(message, outcome) };
   } finally {
     tg.abort.off('abort', left);

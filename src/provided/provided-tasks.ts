@@ -51,7 +51,10 @@ export class ProvidedTasks {
   constructor(deps: ProvidedTasksDeps) {
     const legacyPush = new LegacyStatusPush(deps);
     this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, legacyPush };
-    this.gatewayRun = new ProvidedGatewayRun(this.ctx, (deps, request, era) => this.settings(deps, request, era));
+    this.gatewayRun = new ProvidedGatewayRun(this.ctx, {
+      settingsFor: (deps, request, era) => this.settings(deps, request, era),
+      retry: (deps, request, retry) => this.retryWithCredentials(deps, request, retry),
+    });
   }
 
   /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
@@ -195,7 +198,7 @@ export class ProvidedTasks {
    * The next round's credentials come from this tasks/update, the client's request at hand:
    * a token-exchange upstream gets a token exchanged for it (or the principal's cached one).
    */
-  private async retryWithCredentials(deps: TaskDeps, request: FastifyRequest, retry: Retry): Promise<void> {
+  private async retryWithCredentials(deps: StageDeps, request: FastifyRequest, retry: Retry): Promise<void> {
     try {
       await prepareUpstreamToken(request);
     } catch (error) {
@@ -207,9 +210,11 @@ export class ProvidedTasks {
   }
 
   /** 2026 tasks/update answered every question: the call again, on this replica. */
-  private retry(deps: TaskDeps, request: FastifyRequest, retry: Retry): void {
+  private retry(deps: StageDeps, request: FastifyRequest, retry: Retry): void {
     const instance = request.tg.route.pool.selectInstance();
-    const policy = request.tg.snapshot.config.upstreams[retry.record.upstream]?.providedTasks;
+    const upstream = request.tg.snapshot.config.upstreams[retry.record.upstream];
+    // A background call (src/background/) runs under its own section's limit.
+    const policy = retry.record.backgroundCall === undefined ? upstream?.providedTasks : upstream?.backgroundCalls;
     const call = retry.view.state.call;
     if (!instance || !policy || !call) {
       void this.failUnstarted(deps, retry.record, 'no backend instance could take the call again');
@@ -243,7 +248,7 @@ export class ProvidedTasks {
       .finally(leavePolicy);
   }
 
-  private async failUnstarted(deps: TaskDeps, record: TaskRecord, message: string): Promise<void> {
+  private async failUnstarted(deps: StageDeps, record: TaskRecord, message: string): Promise<void> {
     const moved = await transition(this.ctx.store, record.handle, ending('failed', failureOutcome(message), message, deps.policy.statusMessageMaxLength));
     if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'failed');
   }

@@ -102,7 +102,7 @@ export interface Retry {
  * extension says servers should); once every question of the round has one, the task is
  * working again and the call is retried with them. Always acknowledged.
  */
-export async function applyUpdate(deps: TaskDeps, message: JsonRpcRequest, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
+export async function applyUpdate(deps: StageDeps, message: Pick<JsonRpcRequest, 'id' | 'params'>, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
   const params = isObject(message.params) ? message.params : {};
   const responses = isObject(params.inputResponses) ? params.inputResponses : {};
   let retry: Omit<Retry, 'record' | 'view'> | undefined;

@@ -95,4 +95,10 @@ export interface GatewayRunTasks {
    * stopped on whichever replica holds it. False when it had ended already (or is gone).
    */
   cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
+  /**
+   * 2026-07-28: answers to the input a gateway-run task asks for (its inputRequests, under the
+   * keys it showed), as tasks/update gives them; once every question of the round has one,
+   * the backend call goes on (on this replica, with credentials for `request`). True then.
+   */
+  provideInput(deps: StageDeps, request: FastifyRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean>;
 }
