@@ -77,12 +77,13 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
       if (isObject(tool) && typeof tool.name === 'string') this.catalogue.learn(upstream, tool.name, isObject(tool.outputSchema));
     }
     const names = taskToolNames(policy);
-    const ours = taskToolDefinitions(names).filter((tool) => !this.shadowed(upstream, tool.name as string));
+    // Both or neither: a status tool without its cancel tool (or the reverse) is no use to a model.
+    const shadowed = [names.status, names.cancel].filter((name) => this.shadowed(upstream, name)).length > 0;
     const message = request.tg.mcp?.message;
-    if (message?.kind !== 'request' || !cannotUseTasks(request, message) || ours.length === 0) return false;
+    if (shadowed || message?.kind !== 'request' || !cannotUseTasks(request, message)) return false;
     // Added to the first page only: a client reads every page, and a tool listed twice is an error to some.
     if (isObject(message.params) && message.params.cursor !== undefined) return false;
-    result.tools.push(...ours);
+    result.tools.push(...taskToolDefinitions(names));
     return true;
   }
 
