@@ -16,7 +16,7 @@ import type { DriverSettings } from './task-driver.js';
 /** What ProvidedTasks lends this door: its driver settings, and its next-round start. */
 export interface GatewayRunParts {
   /** The driver settings of a call on this request's route. */
-  readonly settingsFor: (deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern') => DriverSettings;
+  readonly settingsFor: (deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number) => DriverSettings;
   /** Starts the next round of a 2026 call, with credentials obtained for `request`. */
   readonly retry: (deps: StageDeps, request: FastifyRequest, retry: Retry) => Promise<void>;
 }
@@ -32,7 +32,7 @@ export class ProvidedGatewayRun implements GatewayRunTasks {
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
     const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-    const settings = this.parts.settingsFor(deps, request, request.tg.mcp!.era);
+    const settings = this.parts.settingsFor(deps, request, request.tg.mcp!.era, options.timeoutMs);
     const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
       waitMs: options.detachAfterMs,
       timeoutMs: options.timeoutMs,

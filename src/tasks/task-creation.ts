@@ -8,6 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError, renderErrorBody } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
+import { hideBackendId } from './backend-ids.js';
 import { mintHandle } from './handle.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { countCreation, ownerOf, type TaskDeps } from './task-context.js';
@@ -34,8 +35,9 @@ export async function registerCreatedTask(
   const cap = Math.min(override?.maxTtl ?? Infinity, deps.policy.ttl.max);
   const ttlMs = fields.ttlMs === null || fields.ttlMs === undefined ? cap : Math.min(fields.ttlMs, cap);
   const poll = deps.policy.poll;
+  const handle = mintHandle();
   const record: TaskRecord = {
-    handle: mintHandle(),
+    handle,
     kind: 'backend',
     owner: ownerOf(request),
     upstream: tg.route.pool.upstream,
@@ -53,7 +55,7 @@ export async function registerCreatedTask(
     expiresAt: now + ttlMs,
     pollIntervalMs: enforcedInterval(fields.pollIntervalMs, poll.floor, poll.default),
     status: fields.status,
-    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength),
+    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength, { handle, upstreamTaskId: fields.taskId }),
     readOnce: override?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
@@ -100,6 +102,8 @@ export async function registerCreatedTask(
     );
   }
   presentTask(taskObject, record);
+  // 2025 nests the task: the result around it (its _meta) may name the backend id as well.
+  if (era === 'legacy') hideBackendId(response.result, record, 'meta');
   tg.createdTask = record;
   deps.observer.created(record);
   return response;
