@@ -172,7 +172,7 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
-  const background = new BackgroundCalls({ runner: provided.gatewayRun, metrics, logger });
+  const background = new BackgroundCalls({ runner: provided, metrics, logger });
   const extensions: TaskExtensions = { toolCallInterceptors: [background], resultFilters: [background] };
   return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle };
 }

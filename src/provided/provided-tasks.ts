@@ -19,19 +19,18 @@ import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import type { GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
+import type { DetachOptions, DetachOutcome, GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
-import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
-import { ProvidedGatewayRun } from './gateway-run.js';
+import { createLegacyTask, holdThenPromote, promoteModernCall, type CreationContext } from './creation.js';
 import type { HeldCall } from './held-call.js';
 import type { ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
-import { answerCancel, answerGet, applyUpdate, type Retry } from './task-answers.js';
+import { answerCancel, answerGet, applyUpdate, cancelTask, type Retry } from './task-answers.js';
 import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
 import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from './transitions.js';
 
@@ -44,18 +43,13 @@ export interface ProvidedTasksDeps {
 
 const LAPSED_BATCH = 100;
 
-export class ProvidedTasks {
+/** Also GatewayRunTasks: how other capabilities (background calls) hold, cancel and answer its tasks. */
+export class ProvidedTasks implements GatewayRunTasks {
   private readonly ctx: ProvidedContext;
-  /** Gateway-run tasks as other capabilities start and cancel them (gateway-run.ts). */
-  readonly gatewayRun: GatewayRunTasks;
 
   constructor(deps: ProvidedTasksDeps) {
     const legacyPush = new LegacyStatusPush(deps);
     this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, closing: false, legacyPush };
-    this.gatewayRun = new ProvidedGatewayRun(this.ctx, {
-      settingsFor: (deps, request, era, timeoutMs) => this.settings(deps, request, era, timeoutMs),
-      retry: (deps, request, retry) => this.retryWithCredentials(deps, request, retry),
-    });
   }
 
   /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
@@ -101,6 +95,38 @@ export class ProvidedTasks {
         return answer;
       }
     }
+  }
+
+  /**
+   * GatewayRunTasks: the call held, answered in time or gone on as a task recorded as a
+   * background call (src/background/), 2025 in the client's own backend session.
+   */
+  async runDetachable(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
+    const params = message.params;
+    if (!isObject(params) || typeof params.name !== 'string') return undefined;
+    const tool = params.name;
+    const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+    const settings = this.settings(deps, request, request.tg.mcp!.era, options.timeoutMs);
+    const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
+      waitMs: options.detachAfterMs,
+      timeoutMs: options.timeoutMs,
+      ttlMs: Math.min(options.ttlMs, cap),
+      background: true,
+    });
+    if (!held) return undefined;
+    return held.kind === 'task' ? { kind: 'detached', record: held.record } : { kind: 'answered', answer: held.answer };
+  }
+
+  /** GatewayRunTasks: as tasks/cancel does it. */
+  async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
+    return (await cancelTask(this.ctx, deps, record)) !== undefined;
+  }
+
+  /** GatewayRunTasks: as a 2026 tasks/update gives them; a complete round goes on here. */
+  async provideInput(deps: StageDeps, request: FastifyRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
+    const { retry } = await applyUpdate(deps, { id: 0, params: { taskId: record.handle, inputResponses } }, record);
+    if (retry) await this.retryWithCredentials(deps, request, retry);
+    return retry !== undefined;
   }
 
   /** initialize, tools/list, server/discover results: tasks advertised where the gateway runs them. */
