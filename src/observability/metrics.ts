@@ -273,7 +273,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     }),
     backgroundCalls: new Counter({
       name: 'taskgate_background_calls_total',
-      help: 'Calls of tools that may become background calls (upstreams.*.backgroundCalls), by upstream and outcome: answered (the backend's answer went back as it was: it came within detachAfter, or a limit kept the call plain), detached (answered with a handle, the call goes on as a task), delivered (its outcome first read through the status tool), cancelled (through the cancel tool), abandoned (its lifetime ended before its outcome was read).',
+      help: 'Calls of tools that may become background calls (upstreams.*.backgroundCalls), by upstream and outcome: answered (the backend\'s answer went back as it was: it came within detachAfter, or a limit kept the call plain), detached (answered with a handle, the call goes on as a task), delivered (its outcome first read through the status tool), cancelled (through the cancel tool), abandoned (its lifetime ended before its outcome was read).',
       labelNames: ['upstream', 'outcome'],
       registers,
     }),
