@@ -13,7 +13,7 @@ import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { handleIn, runAgent, viewOf, type CallTool } from './background-agent.js';
 import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { createLegacyTask, recordTaskStatus, waitForLegacyStatus } from './task-waits.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** The client's request timeout in these tests, in place of the SDK's 60 s. */
@@ -222,6 +222,24 @@ describe('background calls for 2025-11-25 clients without tasks', () => {
     assert.equal((await waitForLegacyStatus(alice, task.taskId, ['completed'])).status, 'completed');
     const result = await alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.match(JSON.stringify(result.content), /Report ready/);
+  });
+
+  it('pushes no notifications/tasks/status for a background call on the session\'s GET stream (its client knows no tasks)', async () => {
+    const client = await legacyClient(stack, 'alice-push');
+    try {
+      const pushed = recordTaskStatus(client);
+      await client.listTools();
+      const handle = await detach(client, 'slow_report', { seconds: 1, steps: 1 });
+      // A task the client asked for, in the same session, ending after the background call:
+      // its completion on the GET stream comes after anything pushed for the background call.
+      const task = await createLegacyTask(client, 'slow_report', { seconds: 2, steps: 1 });
+      assert.equal(viewOf(await untilEnded(client, handle)).text, 'Report ready after 1s');
+      for (let i = 0; i < 100 && !pushed.statusesOf(task.taskId).includes('completed'); i++) await sleep(50);
+      assert.deepEqual(pushed.statusesOf(task.taskId), ['completed'], 'the GET stream carries the task\'s status');
+      assert.deepEqual(pushed.statusesOf(handle), []);
+    } finally {
+      await client.close();
+    }
   });
 
   it('handleIn reads the handle a detached text names (the agent helper itself)', () => {
