@@ -14,6 +14,7 @@ import { enforcedInterval } from '../task-model/poll-rule.js';
 import { countCreation, ownerOf, type TaskDeps } from './task-context.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { presentTask, readTask, recordedStatusMessage, type JsonObject } from './task-shapes.js';
+import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 
 export async function registerCreatedTask(
   deps: TaskDeps,
@@ -110,11 +111,6 @@ export async function registerCreatedTask(
 }
 
 /** The session the request used upstream: the task's own when the gateway pinned one. */
-export function upstreamSessionOf(request: FastifyRequest): string | undefined {
-  const pinned = request.tg.upstreamHeaders?.['mcp-session-id'];
-  if (pinned !== undefined) return pinned ?? undefined;
-  return request.tg.sessionId;
-}
 
 function protocolVersionOf(request: FastifyRequest): string | undefined {
   const header = request.headers['mcp-protocol-version'];

@@ -9,7 +9,8 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../mc
 import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
 import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
-import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
+import { registerCreatedTask } from './task-creation.js';
+import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import { changesNothing, isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { hideBackendId, type Shape } from './backend-ids.js';
 import { creationTaskObject, isObject, presentDetailedTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
