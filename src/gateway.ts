@@ -10,6 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { registerResourceMetadataRoutes } from './auth/resource-metadata.js';
+import { BackgroundCalls } from './background/background-calls.js';
 import { Bridge } from './bridge/bridge.js';
 import type { ProbeTarget } from './bridge/generation-probe.js';
 import type { Config } from './config/index.js';
@@ -185,8 +186,15 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
+  const background = new BackgroundCalls({ runner: provided, metrics, logger });
   const bridge = new Bridge({ logger, metrics });
-  const extensions: TaskExtensions = { toolCallInterceptors: [bridge], resultFilters: [bridge], taskKinds: [bridge], clientResponses: [bridge] };
+  // The bridge first: a backend task of the other generation stays the backend's (run once).
+  const extensions: TaskExtensions = {
+    toolCallInterceptors: [bridge, background],
+    resultFilters: [bridge, background],
+    taskKinds: [bridge],
+    clientResponses: [bridge],
+  };
   return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, bridge };
 }
 

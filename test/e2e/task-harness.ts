@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { startGateway, startJwksServer, testPolicy, waitUntilReady, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import type { GatewayDeps } from '../../src/gateway.js';
 
@@ -46,6 +46,8 @@ export async function startTaskStack(options: {
   workMs?: number;
   /** upstreams.tools.providedTasks: the tools the gateway runs as tasks itself. */
   providedTasks?: Record<string, unknown>;
+  /** upstreams.tools.backgroundCalls: the tools whose long calls become background calls. */
+  backgroundCalls?: Record<string, unknown>;
   /** Modern backends: which ones (by index) push task status on subscriptions/listen. */
   pushTasks?: readonly boolean[];
 }): Promise<TaskStack> {
@@ -72,8 +74,17 @@ export async function startTaskStack(options: {
     {
       auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
       tasks: options.tasks ?? {},
-      ...(options.providedTasks
-        ? { upstreams: { tools: { instances: backends.map((b) => new URL(b.url).origin), cooldown: '30s', providedTasks: options.providedTasks } } }
+      ...(options.providedTasks || options.backgroundCalls
+        ? {
+            upstreams: {
+              tools: {
+                instances: backends.map((b) => new URL(b.url).origin),
+                cooldown: '30s',
+                ...(options.providedTasks && { providedTasks: options.providedTasks }),
+                ...(options.backgroundCalls && { backgroundCalls: options.backgroundCalls }),
+              },
+            },
+          }
         : {}),
       ...options.policy,
     },
@@ -112,18 +123,9 @@ export async function modernClient(stack: TaskStack, subject: string): Promise<M
   return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
 }
 
-/** As a readiness probe would: the remote key set must have been fetched before traffic. */
-export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${adminUrl}/readyz`);
-    await res.text();
-    if (res.status === 200) return;
-    if (Date.now() > until) throw new Error('gateway not ready in time');
-    await sleep(25);
-  }
-}
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+export { waitUntilReady };

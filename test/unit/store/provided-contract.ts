@@ -10,6 +10,7 @@ import type { Store } from '../../../src/store/store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { pollAsOwner, pollPatch, scopeOf, taskRecord, type StoreFactory } from './store-contract.js';
+import { waitFor as until } from '../../support/wait.js';
 
 export function providedRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
   return taskRecord({ kind: 'provided', upstreamTaskId: `call-${Math.random().toString(36).slice(2)}`, ...overrides });
@@ -23,11 +24,6 @@ export function providedState(overrides: Partial<ProvidedState> = {}): ProvidedS
     round: 0,
     ...overrides,
   };
-}
-
-/** Resolves once `condition` holds; the test's own timeout bounds the wait. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 5));
 }
 
 export function defineProvidedContract(name: string, factory: StoreFactory): void {
