@@ -194,6 +194,7 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
     resultFilters: [bridge, background],
     taskKinds: [bridge],
     clientResponses: [bridge],
+    requestTakeovers: [bridge],
   };
   return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, bridge };
 }

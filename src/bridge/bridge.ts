@@ -18,7 +18,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Instance } from '../routing/balancer.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { ServerRequestRoute, TaskRecord } from '../task-model/task-record.js';
-import type { ClientResponseTaker, LocalAnswer, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
+import type { ClientResponseTaker, LocalAnswer, RequestTakeover, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
 import { BackendGenerations } from './backend-generations.js';
 import { createBridgeContext, type BridgeContext } from './bridge-context.js';
 import { takeInputAnswer } from './client-answers.js';
@@ -26,6 +26,9 @@ import type { ProbeTarget } from './generation-probe.js';
 import { answerLegacyCancel, answerLegacyGet } from './legacy-answers.js';
 import { createBridgedLegacyTask } from './legacy-creation.js';
 import { answerLegacyResult } from './legacy-result-stream.js';
+import { LegacySessions } from './legacy-sessions.js';
+import { answerModernCancel, answerModernGet, answerModernUpdate } from './modern-answers.js';
+import { answerModernRequest } from './modern-requests.js';
 
 export interface BridgeDeps {
   readonly logger: Logger;
@@ -36,10 +39,11 @@ export interface BridgeDeps {
 const PROBE_TIMEOUT_MS = 10_000;
 const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
 
-export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker {
+export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker, RequestTakeover {
   readonly kind = 'bridged' as const;
   readonly generations: BackendGenerations;
   private readonly ctx: BridgeContext;
+  private readonly sessions = new LegacySessions();
 
   constructor(deps: BridgeDeps) {
     this.generations = new BackendGenerations(deps, PROBE_LIMITS);
@@ -74,8 +78,30 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return false;
   }
 
+  /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
+  async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    const pool = request.tg.route.pool;
+    const instance = pool.selectInstance();
+    if (!instance) return undefined;
+    const facts = this.generations.of(pool.upstream, instance.url);
+    if (facts.legacy !== true || facts.modern !== false) return undefined;
+    return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
+  }
+
   async answer(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-    if (record.era !== 'legacy') throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
+    if (record.era === 'modern') {
+      switch (message.method) {
+        case 'tasks/get':
+          return answerModernGet(this.ctx, deps, request, message, record);
+        case 'tasks/update':
+          return answerModernUpdate(this.ctx, deps, request, message, record);
+        case 'tasks/cancel':
+          return answerModernCancel(this.ctx, deps, request, message, record);
+        default:
+          throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+      }
+    }
     switch (message.method) {
       case 'tasks/get':
         return answerLegacyGet(this.ctx, deps, request, message, record);

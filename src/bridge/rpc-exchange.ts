@@ -28,6 +28,19 @@ export interface ExchangeLimits {
   readonly timeoutMs: number;
 }
 
+export interface ExchangeOptions {
+  /** The read's own limit, if shorter than the upstream's timeouts. */
+  readonly timeoutMs?: number;
+  /**
+   * Each server→client request as it arrives (2025, mid-stream). Resolves true to stop reading
+   * there (the caller has what it came for; the stream is closed, which a 2025 server does not
+   * take as a cancellation).
+   */
+  readonly onServerRequest?: (request: JsonRpcRequest) => Promise<boolean>;
+  /** Stop reading this long after the last server request, if no answer came (ms). */
+  readonly quietAfterRequestsMs?: number;
+}
+
 export interface RpcAnswer {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
@@ -49,6 +62,7 @@ export async function exchange(
   headers: Record<string, string>,
   limits: ExchangeLimits,
   signal?: Dispatcher.RequestOptions['signal'],
+  options: ExchangeOptions = {},
 ): Promise<RpcAnswer> {
   const reply = await target.dispatcher.request({
     origin: target.origin,
@@ -63,9 +77,18 @@ export async function exchange(
   const contentType = headerValue(reply.headers['content-type']);
   const serverRequests: JsonRpcRequest[] = [];
   let response: JsonRpcResponse | undefined;
+  let stop = false;
+  let quiet: NodeJS.Timeout | undefined;
   const consider = async (message: McpMessage): Promise<undefined> => {
     if (message.kind === 'response' && message.id === id) response ??= message;
-    else if (message.kind === 'request') serverRequests.push(message);
+    else if (message.kind === 'request') {
+      serverRequests.push(message);
+      if (options.onServerRequest && (await options.onServerRequest(message))) stop = true;
+      if (options.quietAfterRequestsMs !== undefined) {
+        clearTimeout(quiet);
+        quiet = setTimeout(() => reply.body.destroy(new StopReading()), options.quietAfterRequestsMs);
+      }
+    }
     return undefined;
   };
   try {
@@ -73,7 +96,7 @@ export async function exchange(
       const tap = createSseTap({ maxEventBytes: limits.maxSseEventBytes, onMessage: consider });
       // Read up to the answer, then let the stream go: a 2025 stream may stay open after it.
       const sink = new Writable({
-        write: (_chunk, _encoding, done) => (response ? done(new StopReading()) : done()),
+        write: (_chunk, _encoding, done) => (response || stop ? done(new StopReading()) : done()),
       });
       await pipeline(reply.body, tap, sink).catch((error: unknown) => {
         if (!(error instanceof StopReading)) throw error;
@@ -85,6 +108,7 @@ export async function exchange(
       await reply.body.dump();
     }
   } finally {
+    clearTimeout(quiet);
     if (!reply.body.destroyed) reply.body.destroy();
   }
   return { status: reply.statusCode, headers: reply.headers as RpcAnswer['headers'], response, serverRequests };

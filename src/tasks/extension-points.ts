@@ -77,6 +77,16 @@ export interface ClientResponseTaker {
   takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined>;
 }
 
+/**
+ * Asked, in the order registered, for every JSON-RPC request before the stage's own handling
+ * (a method takeover): the first answer is the request's answer; undefined leaves the request
+ * to the next, then to the stage. For a capability that serves some methods itself for some
+ * upstreams (the bridge: a 2026 client's requests to a backend that serves only 2025).
+ */
+export interface RequestTakeover {
+  takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+}
+
 /** The capabilities registered with the tasks stage. */
 export interface TaskExtensions {
   readonly toolCallInterceptors: readonly ToolCallInterceptor[];
@@ -84,6 +94,7 @@ export interface TaskExtensions {
   /** By record kind; a kind with no handler here is a backend task the stage forwards itself. */
   readonly taskKinds?: readonly TaskKindHandler[];
   readonly clientResponses?: readonly ClientResponseTaker[];
+  readonly requestTakeovers?: readonly RequestTakeover[];
 }
 
 export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [] };

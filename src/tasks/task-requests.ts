@@ -42,6 +42,10 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   if (!mcp || !message) return undefined;
   if (message.kind === 'response') return routeClientResponse(deps, request, message);
   if (message.kind !== 'request') return undefined;
+  for (const takeover of deps.extensions.requestTakeovers ?? []) {
+    const answer = await takeover.takeRequest(deps, request, message);
+    if (answer) return answer;
+  }
 
   const modern = mcp.era === 'modern';
   switch (message.method) {

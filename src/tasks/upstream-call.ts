@@ -115,8 +115,10 @@ function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | unde
     accept: 'application/json, text/event-stream',
   };
   const params: Record<string, unknown> = ownParams ?? { taskId: record.upstreamTaskId };
-  // A bridged task's backend speaks the other generation than its client (src/bridge/).
-  if (record.era === 'modern' || isModernVersion(record.protocolVersion)) {
+  // The backend's generation: a bridged task's is the other than its client's (src/bridge/),
+  // and its record keeps the backend's protocol version.
+  const modernWire = record.kind === 'bridged' ? isModernVersion(record.protocolVersion) : record.era === 'modern';
+  if (modernWire) {
     const version = record.protocolVersion ?? MODERN_VERSION;
     headers['mcp-protocol-version'] = version;
     headers['mcp-method'] = method;
