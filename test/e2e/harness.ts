@@ -42,6 +42,8 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const logger = deps.logger ?? pino({ level: config.logging.level });
   const gateway = await buildGateway(config, { ...deps, logger });
   const { url, adminUrl } = await gateway.listen();
+  // The gateway's own probes of the backends (src/bridge/) are over before a test counts what reaches them.
+  await gateway.bridge.generations.settled();
   return {
     gateway,
     url: `${url.replace('localhost', '127.0.0.1')}/mcp`,
