@@ -22,8 +22,8 @@ describe('bridge: 2026-07-28 client, backend with 2025-11-25 tasks only', () => 
   let backend: ExampleServer;
   let stack: BridgeStack;
   const clients: ModernTaskClient[] = [];
-  const client = async (subject: string, onInputRequest?: Parameters<typeof createModernTaskClient>[1]['onInputRequest']): Promise<ModernTaskClient> => {
-    const made = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) }, ...(onInputRequest ? { onInputRequest } : {}) });
+  const client = async (subject: string): Promise<ModernTaskClient> => {
+    const made = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
     clients.push(made);
     return made;
   };

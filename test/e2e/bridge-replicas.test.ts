@@ -2,7 +2,8 @@
  * Bridged tasks on two gateway replicas sharing the machine's Redis (a key prefix of its own):
  * a 2025-11-25 client's task on a 2026-07-28-only backend, created through one replica, is
  * polled, answered (input included), listed and cancelled through the other; another principal
- * is refused there exactly like an unknown handle.
+ * is refused there exactly like an unknown handle. And the reverse: a 2026 client's task on a
+ * 2025-only backend, in the principal's session, polled, answered and cancelled across replicas.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,12 +11,14 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpError} from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
 import { legacyBridgeClient, type BridgeStack } from './bridge-harness.js';
 import { SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
 import { AUDIENCE, waitUntilReady } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './task-waits.js';
 
 const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');
 
@@ -87,5 +90,79 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
     assert.equal((await two.experimental.tasks.cancelTask(task.taskId)).status, 'cancelled');
     assert.ok(backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel'));
     assert.equal((await one.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
+  });
+});
+
+describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
+  let backend: ExampleServer;
+  let jwks: JwksServer;
+  const gateways: GatewayUnderTest[] = [];
+  const clients: ModernTaskClient[] = [];
+  const via = async (index: number, subject: string): Promise<ModernTaskClient> => {
+    const token = await jwks.mint({ sub: subject, aud: AUDIENCE });
+    const client = await createModernTaskClient(gateways[index]!.url, { headers: { authorization: `Bearer ${token}` } });
+    clients.push(client);
+    return client;
+  };
+  const startTask = async (client: ModernTaskClient, name: string, args: Record<string, unknown> = {}): Promise<string> => {
+    const execution = await client.callTool(name, args);
+    assert.equal(execution.kind, 'task');
+    await execution.detach();
+    return execution.handle!.taskId;
+  };
+
+  before(async () => {
+    backend = await startExampleServer({ name: 'legacy-r' });
+    jwks = await startJwksServer({ algs: ['ES256'] });
+    const keyPrefix = `tg-bridge-${randomUUID()}:`;
+    for (let i = 0; i < 2; i++) {
+      const policy = testPolicy([backend.url], {
+        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+        store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+      });
+      const gw = await startGateway(policy);
+      gateways.push(gw);
+      await waitUntilReady(gw.adminUrl);
+    }
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((client) => client.close()));
+    await Promise.allSettled(gateways.map((gw) => gw.close()));
+    await backend?.close();
+    await jwks?.close();
+  });
+
+  it('a task created through one replica is polled to its inline result through the other', async () => {
+    const one = await via(0, 'alice');
+    const two = await via(1, 'alice');
+    const taskId = await startTask(one, 'slow_scan', { seconds: 0.4 });
+    const done = await waitForModernStatus(two, taskId, 'completed');
+    assert.match(String((done.raw.result as { content: { text: string }[] }).content[0]!.text), /^scan complete/);
+  });
+
+  it('a question read through one replica is answered through the other', async () => {
+    const one = await via(0, 'alice');
+    const two = await via(1, 'alice');
+    const taskId = await startTask(one, 'ask_name');
+    const parked = await waitForModernStatus(one, taskId, 'input_required');
+    const [key] = Object.keys(parked.raw.inputRequests as Record<string, unknown>);
+    const seen = await two.getTask(taskId);
+    assert.deepEqual(Object.keys(seen.raw.inputRequests as Record<string, unknown>), [key], 'the other replica shows the same question');
+    await two.updateTask(taskId, { [key!]: { action: 'accept', content: { name: 'Lin' } } });
+    const done = await waitForModernStatus(one, taskId, 'completed');
+    assert.equal((done.raw.result as { content: { text: string }[] }).content[0]!.text, 'Hello, Lin');
+  });
+
+  it('another principal is refused through the other replica like an unknown handle; a cancel there reaches the backend', async () => {
+    const one = await via(0, 'alice');
+    const two = await via(1, 'alice');
+    const mallory = await via(1, 'mallory');
+    const taskId = await startTask(one, 'slow_scan', { seconds: 30 });
+    const foreign = await mallory.raw('tasks/get', { taskId });
+    const unknown = await mallory.raw('tasks/get', { taskId: 'D'.repeat(32) });
+    assert.deepEqual(foreign.response?.error, unknown.response?.error);
+    await two.cancelTask(taskId);
+    assert.ok(backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel'));
+    assert.equal((await waitForModernStatus(one, taskId, 'cancelled')).status, 'cancelled');
   });
 });
