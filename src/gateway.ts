@@ -209,7 +209,9 @@ function probeTargetsOf(policy: PolicySnapshot): ProbeTarget[] {
   for (const route of policy.config.routes) {
     const upstream = policy.config.upstreams[route.upstream];
     const dispatcher = policy.agents.get(route.upstream);
-    if (!upstream || !dispatcher || upstream.bridge === 'off') continue;
+    // A backend that authenticates each caller by an exchanged token can tell the gateway
+    // nothing for no one: such an upstream is not probed (docs/bridging.md).
+    if (!upstream || !dispatcher || upstream.bridge === 'off' || upstream.credentials.type === 'token-exchange') continue;
     const headers: Record<string, string> = upstream.credentials.type === 'bearer' ? { authorization: `Bearer ${upstream.credentials.token}` } : {};
     for (const origin of upstream.instances) {
       const key = `${route.upstream} ${origin}`;

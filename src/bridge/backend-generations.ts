@@ -102,7 +102,10 @@ export class BackendGenerations {
       entry.label = label;
       this.show(target, entry);
     }
-    const answered = facts.modern !== undefined && facts.legacy !== undefined;
+    if (facts.authRefused) {
+      this.deps.logger.warn({ upstream: target.upstream, instance: target.origin }, 'the backend refused the generation probe\'s credentials: it is not bridged (docs/bridging.md)');
+    }
+    const answered = (facts.modern !== undefined && facts.legacy !== undefined) || facts.authRefused === true;
     if (answered) {
       entry.retryMs = RETRY_FIRST_MS;
       return;

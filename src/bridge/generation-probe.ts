@@ -33,14 +33,16 @@ export interface InstanceGenerations {
   readonly legacy?: boolean;
   /** 2025: each tool's execution.taskSupport ('forbidden' when absent), when legacyTasks. */
   readonly legacyTools?: Readonly<Record<string, string>>;
+  /** The backend refused the probe's credentials (401/403): nothing is known, and asking again would not help. */
+  readonly authRefused?: boolean;
 }
 
 export async function probeInstance(target: ProbeTarget, limits: ExchangeLimits): Promise<InstanceGenerations> {
   const [modern, legacy] = await Promise.all([probeModern(target, limits), probeLegacy(target, limits)]);
-  return { ...modern, ...legacy };
+  return { ...modern, ...legacy, ...(modern.authRefused || legacy.authRefused ? { authRefused: true } : {}) };
 }
 
-async function probeModern(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'modern' | 'modernTasks'>> {
+async function probeModern(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'modern' | 'modernTasks' | 'authRefused'>> {
   const id = newRequestId();
   const params = { _meta: modernEnvelope({}) };
   const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'server/discover', params });
@@ -52,13 +54,14 @@ async function probeModern(target: ProbeTarget, limits: ExchangeLimits): Promise
   }
   const result = answer.response?.result;
   if (answer.status >= 500) return {};
+  if (answer.status === 401 || answer.status === 403) return { authRefused: true };
   if (!isObject(result)) return { modern: false, modernTasks: false };
   const capabilities = isObject(result.capabilities) ? result.capabilities : {};
   const extensions = isObject(capabilities.extensions) ? capabilities.extensions : {};
   return { modern: true, modernTasks: isObject(extensions[TASKS_EXTENSION]) };
 }
 
-async function probeLegacy(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'legacy' | 'legacyTasks' | 'legacyTools'>> {
+async function probeLegacy(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'legacy' | 'legacyTasks' | 'legacyTools' | 'authRefused'>> {
   const id = newRequestId();
   const params = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: BRIDGE_CLIENT_INFO };
   let answer: RpcAnswer;
@@ -68,6 +71,7 @@ async function probeLegacy(target: ProbeTarget, limits: ExchangeLimits): Promise
     return {};
   }
   if (answer.status >= 500) return {};
+  if (answer.status === 401 || answer.status === 403) return { authRefused: true };
   const result = answer.response?.result;
   if (!isObject(result)) return { legacy: false, legacyTasks: false };
   const session = headerValue(answer.headers['mcp-session-id']);

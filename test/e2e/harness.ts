@@ -30,7 +30,10 @@ export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = 
     publicUrl: 'http://127.0.0.1',
     // Existing suites test the proxy, not authentication; test/e2e/auth*.test.ts override this.
     auth: { mode: 'none' },
-    upstreams: { tools: { instances: upstreamUrls.map((u) => new URL(u).origin), cooldown: '30s' } },
+    // Suites about other things count what reaches their backends: the bridge's probes
+    // (src/bridge/) stay out of those counts. The bridge's own suites, and any suite that sets
+    // its own upstreams, run with the default (bridge: auto).
+    upstreams: { tools: { instances: upstreamUrls.map((u) => new URL(u).origin), cooldown: '30s', bridge: 'off' } },
     routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: first.pathname }],
     logging: { level: process.env.TASKGATE_TEST_LOG ?? 'silent' },
     ...overrides,
