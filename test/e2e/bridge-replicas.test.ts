@@ -42,6 +42,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
       const policy = testPolicy([backend.url], {
         auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
         store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
       });
       const gw = await startGateway(policy);
       gateways.push(gw);
@@ -119,6 +120,7 @@ describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
       const policy = testPolicy([backend.url], {
         auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
         store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
       });
       const gw = await startGateway(policy);
       gateways.push(gw);
