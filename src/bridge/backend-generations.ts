@@ -1,8 +1,8 @@
 /**
  * Which task generation each backend instance serves, as the probes found it
- * (generation-probe.ts): kept per upstream and instance, probed again on every policy reload,
- * and, for an instance that gave no answer, again and again (backing off) until it answers,
- * so an instance that comes back is learnt anew. Operators see the facts in
+ * (generation-probe.ts): kept per upstream and instance, probed again on every policy reload and
+ * every five minutes, and, for an instance that gave no answer, again and again (backing off)
+ * until it answers, so an instance that comes back is learnt anew. Operators see the facts in
  * `taskgate_bridge_backend_generation` and in one log line per instance whenever they change,
  * so they can tell why a client got tasks or did not.
  *
@@ -19,6 +19,8 @@ export type GenerationLabel = 'none' | '2025-11-25' | '2026-07-28' | 'both' | 'u
 const GENERATION_LABELS: readonly GenerationLabel[] = ['none', '2025-11-25', '2026-07-28', 'both', 'unknown'];
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 30_000;
+/** Every instance is asked again this often: one redeployed with another SDK is learnt anew. */
+const REFRESH_MS = 5 * 60_000;
 
 interface Entry {
   facts: InstanceGenerations;
@@ -32,6 +34,8 @@ interface Entry {
 export class BackendGenerations {
   private readonly entries = new Map<string, Entry>();
   private readonly running = new Set<Promise<void>>();
+  private targets: readonly ProbeTarget[] = [];
+  private refreshTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -55,7 +59,13 @@ export class BackendGenerations {
       const [upstream, instance] = name.split('\u0000') as [string, string];
       for (const label of GENERATION_LABELS) this.deps.metrics.bridgeBackendGeneration.remove({ upstream, instance, generation: label });
     }
+    this.targets = targets;
     for (const target of targets) this.probe(target);
+    clearInterval(this.refreshTimer);
+    this.refreshTimer = setInterval(() => {
+      for (const target of this.targets) this.probe(target);
+    }, REFRESH_MS);
+    this.refreshTimer.unref();
   }
 
   /** Resolves once no probe is running (tests; the first probes at start). */
@@ -65,6 +75,7 @@ export class BackendGenerations {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.refreshTimer);
     for (const entry of this.entries.values()) clearTimeout(entry.timer);
   }
 

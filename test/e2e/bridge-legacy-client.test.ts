@@ -239,3 +239,29 @@ describe('bridge: off for the upstream', () => {
     assert.ok(!stack.backend.stats.requests.some((r) => r.rpcMethod === 'server/discover'), 'no probe either');
   });
 });
+
+describe('bridge: limits hold for bridged tasks', () => {
+  let stack: ModernBackendStack;
+  let alice: Client;
+  let bob: Client;
+  before(async () => {
+    stack = await startModernBackendStack({ tasks: { maxLivePerPrincipal: 1 } });
+    alice = await legacyBridgeClient(stack, 'alice');
+    bob = await legacyBridgeClient(stack, 'bob');
+  });
+  after(async () => {
+    await alice?.close();
+    await bob?.close();
+    await stack?.close();
+  });
+
+  it('refuses a creation past the live-task limit with -31002 and cancels it at the backend', async () => {
+    await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
+    await assert.rejects(createLegacyTask(alice, 'slow_scan', { seconds: 30 }), /-31002|live task limit/);
+    const until = Date.now() + 5000;
+    while (received(stack, 'tasks/cancel').length === 0 && Date.now() < until) await sleep(50);
+    assert.equal(received(stack, 'tasks/cancel').length, 1, 'the refused task was cancelled upstream');
+    const other = await createLegacyTask(bob, 'slow_scan', { seconds: 30 });
+    assert.ok(isHandleShaped(other.taskId), 'the limit is per principal');
+  });
+});

@@ -12,6 +12,7 @@ import { isHandleShaped } from '../../src/tasks/handle.js';
 import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import { waitForModernStatus } from './task-waits.js';
+import { freePort } from '../unit/store/redis-servers.js';
 
 function textOf(result: CallToolResult | Record<string, unknown> | undefined): string | undefined {
   const first = (result?.content as { type: string; text?: string }[] | undefined)?.[0];
@@ -173,5 +174,39 @@ describe('bridge: a 2026 client\'s task on a 2025 backend ends its lifetime', ()
     const cancel = () => backend.stats.requests.find((r) => r.rpcMethod === 'tasks/cancel');
     while (!cancel() && Date.now() < cancelUntil) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(cancel()?.sessionId, session, 'the backend is told in the session that holds the task');
+  });
+});
+
+describe('bridge: the backend loses the 2025 session', () => {
+  let backend: ExampleServer;
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  let port: number;
+  before(async () => {
+    port = await freePort();
+    backend = await startExampleServer({ name: 'legacy-lost', port });
+    stack = await startBridgeGateway([backend.url], {});
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('ends the task failed, saying so, and opens a new session for new work', async () => {
+    const execution = await alice.callTool('slow_scan', { seconds: 30 });
+    await execution.detach();
+    const taskId = execution.handle!.taskId;
+    // A restart: the new process knows none of the old sessions.
+    await backend.close();
+    backend = await startExampleServer({ name: 'legacy-lost-2', port });
+    const lost = await waitForModernStatus(alice, taskId, 'failed');
+    assert.equal(lost.statusMessage, 'the backend no longer knows this task');
+    assert.equal((lost.raw.error as { code: number }).code, -32603);
+    const again = await alice.callTool('slow_scan', { seconds: 0.2 });
+    assert.equal(again.kind, 'task', 'a new session took the new task');
+    const { outcome } = await again.settle();
+    assert.equal(outcome.status, 'completed');
   });
 });
