@@ -8,10 +8,11 @@ import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import type { StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
+import { detailedTask, isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedContext } from './provided-context.js';
-import { ending, transition } from './transitions.js';
+import { ending, transition, type Transition } from './transitions.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
@@ -45,18 +46,6 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}` };
 }
 
-/** The 2026 DetailedTask: the task, and whatever it holds for the client in its status. */
-export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
-  const task: JsonObject = { ...taskFromRecord(record), resultType: 'complete' };
-  if (record.status === 'input_required' && state.inputRequests) task.inputRequests = state.inputRequests;
-  const outcome = state.outcome;
-  if (outcome && (record.status === 'completed' || record.status === 'failed')) {
-    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
-    if ('result' in outcome) task.result = { ...outcome.result, resultType: outcome.result.resultType ?? 'complete' };
-    else task.error = outcome.error;
-  }
-  return task;
-}
 
 /**
  * tasks/cancel: the task is cancelled before the answer (2025: a MUST), and the call is
@@ -64,13 +53,7 @@ export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
  * ended; 2026 acknowledges whatever the task's state.
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-  const moved = await transition(deps.store, record.handle, ending('cancelled', undefined, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength));
-  if (moved) {
-    deps.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
-    ctx.metrics.providedTasksEnded.inc({ upstream: record.upstream, outcome: 'cancelled' });
-    // Held here: stopped at once rather than on the announcement.
-    void ctx.held.get(record.handle)?.cancel();
-  }
+  const moved = await cancelTask(ctx, deps, record);
   request.tg.statusSeen = moved ? 'cancelled' : undefined;
   if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
   if (!moved) {
@@ -79,6 +62,18 @@ export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request
     throw new GatewayError('TG_ERR_TASK_TERMINAL', { detail: `'${now.status}'` });
   }
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: taskFromRecord(moved.after.record) } };
+}
+
+/** Moves a running task to cancelled and stops its call; undefined when it had ended already. */
+export async function cancelTask(ctx: ProvidedContext, deps: StageDeps, record: TaskRecord): Promise<Transition | undefined> {
+  const moved = await transition(deps.store, record.handle, ending('cancelled', undefined, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength));
+  if (moved) {
+    deps.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
+    ctx.metrics.providedTasksEnded.inc({ upstream: record.upstream, outcome: 'cancelled' });
+    // Held here: stopped at once rather than on the announcement.
+    void ctx.held.get(record.handle)?.cancel();
+  }
+  return moved;
 }
 
 /** What a tasks/update that completes a round of input starts: the backend call again. */
@@ -95,7 +90,7 @@ export interface Retry {
  * extension says servers should); once every question of the round has one, the task is
  * working again and the call is retried with them. Always acknowledged.
  */
-export async function applyUpdate(deps: TaskDeps, message: JsonRpcRequest, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
+export async function applyUpdate(deps: StageDeps, message: Pick<JsonRpcRequest, 'id' | 'params'>, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
   const params = isObject(message.params) ? message.params : {};
   const responses = isObject(params.inputResponses) ? params.inputResponses : {};
   let retry: Omit<Retry, 'record' | 'view'> | undefined;

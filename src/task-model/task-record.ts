@@ -63,9 +63,15 @@ export interface TaskRecord {
    * the gateway makes for the task later join its trace (src/tracing/task-calls.ts).
    */
   readonly traceparent?: string;
+  /**
+   * A background call (src/background/): a gateway-run task whose client knows no tasks and
+   * reaches it through the gateway's status tool. `unread` until its outcome was first
+   * delivered there, so the expiry sweep can tell an abandoned call from a finished one.
+   */
+  backgroundCall?: 'unread' | 'read';
 }
 
-export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage'>>;
+export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage' | 'backgroundCall'>>;
 
 /** A server→client request relayed under a gateway-chosen id, and where its answer goes. */
 export interface ServerRequestRoute {
