@@ -7,11 +7,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { auditSchema } from '../../../src/config/sections/audit.js';
-import { createAuditLog } from '../../../src/observability/audit.js';
-import { createHandleHasher } from '../../../src/observability/handle-hash.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { TaskObserver } from '../../../src/observability/task-observer.js';
 import { callAgain, overTimeout, pauseBefore, type CallAgain, type CallAgainContext, type CallAgainSettings, type NextCall } from '../../../src/provided/call-again.js';
 import { MAX_ROUNDS, TOO_MANY_ROUNDS } from '../../../src/provided/call-outcome.js';
 import { SHUTDOWN_MESSAGE } from '../../../src/provided/transitions.js';
@@ -19,6 +15,7 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { providedRecord, providedState } from '../store/provided-contract.js';
+import { quietTaskObserver } from '../../support/task-observer.js';
 import { waitFor } from '../../support/wait.js';
 
 const SETTINGS: CallAgainSettings = { upstream: 'tools', leaseMs: 15_000, timeoutMs: 600_000, limits: { statusMessageMaxLength: 200 } };
@@ -29,8 +26,7 @@ beforeEach(() => {
   store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
   const logger = pino({ level: 'silent' });
   const metrics = createMetrics({ defaultMetrics: false });
-  const audit = auditSchema.parse({});
-  const observer = new TaskObserver(metrics, createAuditLog({ ...audit, stdout: false }, { buffered: false, flushInterval: 250 }, () => undefined), createHandleHasher('test-salt-0123456789'), logger, audit);
+  const observer = quietTaskObserver(metrics, logger);
   ctx = { store, logger, observer, metrics, replica: 'replica-1', held: new Map(), closing: false };
 });
 afterEach(() => store.close());

@@ -4,7 +4,7 @@
  * agent: what the backend is sent, how each kind of reply settles the call, and how a call
  * the gateway stops is stopped (2025: the backend told first).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,49 +12,24 @@ import { Agent } from 'undici';
 import type { CallOutcome, CallReports, CallTarget } from '../../../src/provided/call-runner.js';
 import { startCall } from '../../../src/provided/call-start.js';
 import type { JsonRpcRequest } from '../../../src/mcp/jsonrpc.js';
+import { replyEvents as sse, replyJson as json, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.js';
 import { waitFor } from '../../support/wait.js';
 
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: { id?: unknown; method?: string; params?: Record<string, unknown> };
-}
-
-/** What the backend does with the next call: it gets the parsed body and the response. */
-let answer: (body: Received['body'], res: ServerResponse) => void = (_body, res) => res.end();
-const received: Received[] = [];
-let server: Server;
+let backend: ScriptedBackend;
 let origin: string;
+let received: ScriptedBackend['received'];
 const agent = new Agent({ connections: 4 });
 
 before(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      received.push({ headers: req.headers, body });
-      answer(body, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  backend = await startScriptedBackend();
+  origin = backend.origin;
+  received = backend.received;
 });
-afterEach(() => {
-  received.length = 0;
-  answer = (_body, res) => res.end();
-});
+afterEach(() => backend.reset());
 after(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await backend.close();
   await agent.close();
 });
-
-const json = (res: ServerResponse, value: unknown, status = 200) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-const sse = (res: ServerResponse, events: unknown[]) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  for (const event of events) res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
-  res.end();
-};
 
 function target(version = '2026-07-28', at = origin): CallTarget {
   return { dispatcher: agent, origin: at, path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
@@ -69,7 +44,7 @@ const failureOf = (outcome: CallOutcome) => (outcome.kind === 'failure' ? outcom
 
 describe('startCall', () => {
   it('sends a plain tools/call under an id and progress token of the gateway\'s, the client\'s _meta and the extra params kept', async () => {
-    answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { content: [] } });
+    backend.answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { content: [] } });
     const runner = run({ extraParams: { requestState: 'r1', inputResponses: { name: 'Ada' } } });
     await runner.outcome;
     const { body, headers } = received[0]!;
@@ -83,7 +58,7 @@ describe('startCall', () => {
 
 describe('CallRunner: replies', () => {
   it('settles with a JSON answer to its call and the HTTP status it came with', async () => {
-    answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: '42' }] } }, 200);
+    backend.answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: '42' }] } }, 200);
     const outcome = await run().outcome;
     assert.equal(outcome.kind, 'answer');
     assert.equal(outcome.kind === 'answer' && outcome.status, 200);
@@ -91,7 +66,7 @@ describe('CallRunner: replies', () => {
   });
 
   it('settles with the backend\'s JSON-RPC error as an answer', async () => {
-    answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: 'bad arguments' } }, 400);
+    backend.answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, error: { code: -32602, message: 'bad arguments' } }, 400);
     const outcome = await run().outcome;
     assert.equal(outcome.kind === 'answer' && outcome.status, 400);
     assert.deepEqual(outcome.kind === 'answer' && outcome.response.error, { code: -32602, message: 'bad arguments' });
@@ -100,7 +75,7 @@ describe('CallRunner: replies', () => {
   it('reads an event stream: progress and server requests reported as they come, then the answer', async () => {
     const progress: string[] = [];
     const asked: JsonRpcRequest[] = [];
-    answer = (body, res) =>
+    backend.answer = (body, res) =>
       sse(res, [
         { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: body.id, progress: 1, total: 4 } },
         { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: body.id, progress: 2 } },
@@ -128,7 +103,7 @@ describe('CallRunner: replies', () => {
       (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>hello</p>'),
       (res: ServerResponse) => sse(res, [{ jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } }]),
     ]) {
-      answer = (_body, res) => reply(res);
+      backend.answer = (_body, res) => reply(res);
       const failure = failureOf(await run().outcome);
       assert.equal(failure.failure, 'bad_reply');
       assert.match(failure.message, /^the backend answered HTTP \d+ without an answer to the call$/);
@@ -136,9 +111,9 @@ describe('CallRunner: replies', () => {
   });
 
   it('fails as a bad reply on JSON it cannot parse, or larger than the response limit', async () => {
-    answer = (_body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":');
+    backend.answer = (_body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":');
     assert.equal(failureOf(await run().outcome).failure, 'bad_reply');
-    answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { text: 'x'.repeat(10_000) } });
+    backend.answer = (body, res) => json(res, { jsonrpc: '2.0', id: body.id, result: { text: 'x'.repeat(10_000) } });
     const failure = failureOf(await run({ maxResponseBytes: 1000 }).outcome);
     assert.equal(failure.failure, 'bad_reply');
     assert.match(failure.message, /^the backend's reply could not be read: /);
@@ -158,15 +133,15 @@ describe('CallRunner: replies', () => {
 
 describe('CallRunner: stopping a call', () => {
   it('fails with timeout once the call has taken its time, headers or body', async () => {
-    answer = () => undefined; // never answers
+    backend.answer = () => undefined; // never answers
     const failure = failureOf(await run({ timeoutMs: 100 }).outcome);
     assert.deepEqual(failure, { kind: 'failure', failure: 'timeout', message: 'the backend did not answer within 100 ms' });
-    answer = (_body, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': still here\n\n'); // a stream that never ends
+    backend.answer = (_body, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': still here\n\n'); // a stream that never ends
     assert.equal(failureOf(await run({ timeoutMs: 150 }).outcome).failure, 'timeout');
   });
 
   it('2026: stops at once, the closed stream being the cancellation; the failure is the one it was stopped with', async () => {
-    answer = () => undefined;
+    backend.answer = () => undefined;
     const runner = run({ version: '2026-07-28' });
     await waitFor(() => received.length === 1, 'the call to arrive');
     runner.abort('aborted', 'the task was cancelled');
@@ -176,7 +151,7 @@ describe('CallRunner: stopping a call', () => {
   });
 
   it('2025: names the call in notifications/cancelled in its session first, then cuts it', async () => {
-    answer = (body, res) => {
+    backend.answer = (body, res) => {
       if (body.method === 'notifications/cancelled') res.writeHead(202).end();
     };
     const runner = run({ version: '2025-11-25' });
@@ -189,8 +164,20 @@ describe('CallRunner: stopping a call', () => {
     assert.equal(notice.headers['mcp-protocol-version'], '2025-11-25');
   });
 
+  it('refuses a question of the backend\'s in the call\'s session: an error answer under the backend\'s id', async () => {
+    // The call runs on; what else the gateway sends is taken with a 202.
+    backend.answer = (body, res) => void (body.method !== 'tools/call' && res.writeHead(202).end());
+    const runner = run({ version: '2025-11-25' });
+    await waitFor(() => received.length === 1, 'the call to arrive');
+    await runner.refuseServerRequest('srv-7', 'no task to ask through');
+    assert.deepEqual(received[1]!.body, { jsonrpc: '2.0', id: 'srv-7', error: { code: -32603, message: 'no task to ask through' } });
+    assert.equal(received[1]!.headers['mcp-protocol-version'], '2025-11-25');
+    runner.abort('aborted', 'done');
+    assert.equal(failureOf(await runner.outcome).failure, 'aborted', 'the refusal did not end the call');
+  });
+
   it('2025: cuts the call even when the backend takes no notice', async () => {
-    answer = () => undefined; // the notice is never answered either
+    backend.answer = () => undefined; // the notice is never answered either
     const runner = run({ version: '2025-11-25' });
     await waitFor(() => received.length === 1, 'the call to arrive');
     runner.abort('aborted', 'cancelled');
