@@ -16,7 +16,7 @@
  * as a lost session and never sees the JSON-RPC error, so each error says which layer it
  * belongs to, and 2025 requests get the 2025 answer.
  */
-import type { Era } from './mcp/era.js';
+import type { Era } from './mcp/era-name.js';
 
 /** Codes this gateway allocates for itself (outside the JSON-RPC / MCP reserved range). */
 export const TASKGATE_RPC_CODES = {

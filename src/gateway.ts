@@ -173,6 +173,14 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const push = new StatusPush({ store, logger, observer, metrics });
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
   const background = new BackgroundCalls({ runner: provided, metrics, logger });
-  const extensions: TaskExtensions = { toolCallInterceptors: [background], resultFilters: [background] };
+  // The capabilities, registered at the tasks stage's extension points: background calls are
+  // asked before gateway-run tasks, so a call they detach never becomes a task of its own.
+  const extensions: TaskExtensions = {
+    toolCallInterceptors: [background, provided],
+    resultFilters: [provided, background],
+    methodTakeovers: [push],
+    taskKinds: [provided],
+    eventStreamFilters: [provided],
+  };
   return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle };
 }

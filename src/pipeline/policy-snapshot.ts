@@ -25,7 +25,6 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
 import type { StatusPush } from '../push/status-push.js';
-import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { TaskExtensions } from '../tasks/extension-points.js';
@@ -34,6 +33,7 @@ import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-
 import { Tracing } from '../tracing/tracing.js';
 import type { UpstreamAgent } from '../upstream/dispatcher.js';
 import { UpstreamSet } from '../upstream/upstream-set.js';
+import type { InstancePool } from '../routing/balancer.js';
 
 /** What outlives any one policy: built once per gateway, handed to every snapshot. */
 export interface SharedParts {
@@ -54,6 +54,13 @@ export interface SharedParts {
 }
 
 /** A policy route with everything a request on it needs, resolved once. */
+export interface RouteContext {
+  /** The client-facing path from the policy (a bounded metric label). */
+  readonly path: string;
+  readonly upstreamPath: string;
+  readonly pool: InstancePool;
+}
+
 export interface RouteRuntime extends RouteContext {
   readonly agent: UpstreamAgent;
   /** Undefined when the policy runs without authentication (auth.mode none). */
@@ -132,8 +139,6 @@ export class PolicySnapshot {
       logger: shared.logger,
       resultWaits: shared.resultWaits,
       observer: shared.observer,
-      provided: shared.provided,
-      push: shared.push,
       extensions: shared.extensions,
       listenUpstream: createUpstreamListener(callerOptions),
       credentialsPerCaller: (upstream) => {

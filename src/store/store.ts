@@ -8,7 +8,9 @@ import type { LimitStore } from './limit-store.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord, TaskScope } from '../task-model/task-record.js';
 import type { ProvidedStore, TaskEvents } from './provided-store.js';
 
-export type CreateTaskOutcome = 'created' | 'owner-limit' | 'full';
+import type { CreateTaskOutcome } from './create-outcome.js';
+
+export type { CreateTaskOutcome };
 
 /** The poll rules other than the interval, which is the task's own (its `pollIntervalMs`). */
 export type PollLimits = Omit<PollRules, 'intervalMs'>;
