@@ -32,6 +32,7 @@ import { createUpstreamCaller, createUpstreamListener } from './tasks/upstream-c
 import { Tracing } from './tracing/tracing.js';
 import type { UpstreamAgent } from './upstream/dispatcher.js';
 import { UpstreamSet } from './upstream/upstream-set.js';
+import type { InstancePool } from './routing/balancer.js';
 
 /** What outlives any one policy: built once per gateway, handed to every snapshot. */
 export interface SharedParts {
@@ -127,6 +128,8 @@ export class PolicySnapshot {
       observer: shared.observer,
       provided: shared.provided,
       push: shared.push,
+      // The console shows whose task it is: new records name their creator (src/console/).
+      recordCreator: config.console.enabled ? { subject: config.console.principals === 'shown' } : undefined,
       listenUpstream: createUpstreamListener(callerOptions),
       credentialsPerCaller: (upstream) => {
         const type = this.identity.policyFor(upstream).credentials.type;
@@ -199,6 +202,11 @@ export class PolicySnapshot {
 
   get agents(): ReadonlyMap<string, UpstreamAgent> {
     return this.upstreams.agents;
+  }
+
+  /** Each upstream's instance pool (health, cool-downs): what the operator console shows. */
+  get pools(): ReadonlyMap<string, InstancePool> {
+    return this.upstreams.pools;
   }
 
   /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */

@@ -18,7 +18,7 @@ import type { ProvidedState, JsonObject } from '../task-model/provided-state.js'
 import type { TaskRecord } from '../task-model/task-record.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { mintHandle } from '../tasks/handle.js';
-import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
+import { countCreation, creatorOf, ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
@@ -152,6 +152,7 @@ function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instanc
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...creatorOf(deps, request),
   };
 }
 

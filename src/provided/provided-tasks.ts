@@ -28,7 +28,7 @@ import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
 import type { HeldCall, ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
-import { answerCancel, answerGet, applyUpdate, type Retry } from './task-answers.js';
+import { answerCancel, answerGet, applyUpdate, cancelProvidedTask, type Retry } from './task-answers.js';
 import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
 import { ending, failureOutcome, transition } from './transitions.js';
 
@@ -114,6 +114,14 @@ export class ProvidedTasks {
       return { patch: { status }, state: { ...view.state, pendingRequests: left } };
     });
     if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, moved.status);
+  }
+
+  /**
+   * An operator cancelled the task (src/console/): as its owner's tasks/cancel would, on any
+   * replica. False when it had already ended or is gone.
+   */
+  async cancelByOperator(record: TaskRecord, statusMessageMax: number): Promise<boolean> {
+    return (await cancelProvidedTask(this.ctx, record, 'The task was cancelled by an operator.', statusMessageMax)) !== undefined;
   }
 
   /** A provided task's lifetime ended: a call still held here stops (there is no task to write). */

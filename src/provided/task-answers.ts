@@ -11,7 +11,7 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedContext } from './provided-context.js';
-import { ending, transition } from './transitions.js';
+import { ending, transition, type Transition } from './transitions.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
@@ -64,13 +64,7 @@ export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
  * ended; 2026 acknowledges whatever the task's state.
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-  const moved = await transition(deps.store, record.handle, ending('cancelled', undefined, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength));
-  if (moved) {
-    deps.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
-    ctx.metrics.providedTasksEnded.inc({ upstream: record.upstream, outcome: 'cancelled' });
-    // Held here: stopped at once rather than on the announcement.
-    void ctx.held.get(record.handle)?.cancel();
-  }
+  const moved = await cancelProvidedTask(ctx, record, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength);
   request.tg.statusSeen = moved ? 'cancelled' : undefined;
   if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
   if (!moved) {
@@ -79,6 +73,21 @@ export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request
     throw new GatewayError('TG_ERR_TASK_TERMINAL', { detail: `'${now.status}'` });
   }
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: taskFromRecord(moved.after.record) } };
+}
+
+/**
+ * Cancels a task the gateway runs itself, whoever asks (its owner's tasks/cancel, an operator):
+ * the task ends cancelled, and its call stops on whichever replica holds it (held here: at
+ * once; elsewhere: on the announcement). Undefined when it had ended already or is gone.
+ */
+export async function cancelProvidedTask(ctx: ProvidedContext, record: TaskRecord, message: string, maxMessage: number): Promise<Transition | undefined> {
+  const moved = await transition(ctx.store, record.handle, ending('cancelled', undefined, message, maxMessage));
+  if (moved) {
+    ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
+    ctx.metrics.providedTasksEnded.inc({ upstream: record.upstream, outcome: 'cancelled' });
+    void ctx.held.get(record.handle)?.cancel();
+  }
+  return moved;
 }
 
 /** What a tasks/update that completes a round of input starts: the backend call again. */

@@ -30,6 +30,8 @@ const FIELDS = {
   statusMessage: 'string',
   readOnce: 'boolean',
   traceparent: 'string',
+  creatorIssuer: 'string',
+  creatorSubject: 'string',
 } as const satisfies Record<keyof TaskRecord, FieldKind>;
 
 /**

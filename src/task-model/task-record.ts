@@ -63,6 +63,12 @@ export interface TaskRecord {
    * the gateway makes for the task later join its trace (src/tracing/task-calls.ts).
    */
   readonly traceparent?: string;
+  /**
+   * With the operator console on: the issuer of the creator's token, and (console.principals:
+   * shown) its subject, so operators can tell whose task it is; `owner` is a digest of both.
+   */
+  readonly creatorIssuer?: string;
+  readonly creatorSubject?: string;
 }
 
 export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage'>>;

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Store } from '../store/store.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
@@ -28,6 +29,11 @@ export interface TaskDeps {
   readonly provided: ProvidedTasks;
   /** Task status pushed on 2026 subscriptions/listen (src/push/). */
   readonly push: StatusPush;
+  /**
+   * Whether new records name their creator (the operator console is on): its issuer, and with
+   * `subject` its subject too. Undefined: they name only the owner's digest.
+   */
+  readonly recordCreator?: { readonly subject: boolean };
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
@@ -63,6 +69,13 @@ export const ANONYMOUS_OWNER = 'anonymous';
 /** The principal key that owns what this request creates and may reach. */
 export function ownerOf(request: FastifyRequest): string {
   return request.tg.principalKey ?? ANONYMOUS_OWNER;
+}
+
+/** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
+export function creatorOf(deps: TaskDeps, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
+  const principal = request.tg.principal;
+  if (!deps.recordCreator || !principal) return undefined;
+  return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
 }
 
 /** Lifetime of the route kept for a relayed server→client request awaiting its answer. */
