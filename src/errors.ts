@@ -67,6 +67,9 @@ export type ErrorCode =
   | 'TG_ERR_UPSTREAM_TIMEOUT'
   | 'TG_ERR_BAD_GATEWAY'
   | 'TG_ERR_STORE_UNAVAILABLE'
+  | 'TG_ERR_CONSOLE_FORBIDDEN'
+  | 'TG_ERR_CONSOLE_NOT_FOUND'
+  | 'TG_ERR_CONSOLE_CONFLICT'
   | 'TG_ERR_INTERNAL';
 
 /**
@@ -126,6 +129,9 @@ export const ERROR_CIRCUMSTANCES: Readonly<Record<ErrorCode, string>> = {
   TG_ERR_UPSTREAM_TIMEOUT: 'The upstream did not answer within its timeouts, or `limits.requestTimeout` passed.',
   TG_ERR_BAD_GATEWAY: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).',
   TG_ERR_STORE_UNAVAILABLE: 'The state store (sessions, tasks) did not answer; task operations fail closed. Carries Retry-After: 2.',
+  TG_ERR_CONSOLE_FORBIDDEN: 'Operator console (admin listener): valid credentials without a console role (a JWT without the viewer or operator scope), or a viewer asking for an action (cancel, suspend).',
+  TG_ERR_CONSOLE_NOT_FOUND: 'Operator console: no live task with that id among those the listing reads (`console.maxScan`), no such principal, or no such API path; or the console is off (`console.enabled: false`).',
+  TG_ERR_CONSOLE_CONFLICT: 'Operator console: the action cannot apply: the task has already ended, or its backend refused the cancel (`error.data` says what it answered).',
   TG_ERR_INTERNAL: 'A defect in the gateway; details are in the log, never in the answer.',
 };
 
@@ -211,6 +217,12 @@ export function describeError(code: ErrorCode): ErrorDescription {
     case 'TG_ERR_STORE_UNAVAILABLE':
       // The store client reconnects in the background, within a second of Redis returning.
       return { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable', retryAfterSeconds: 2 };
+    case 'TG_ERR_CONSOLE_FORBIDDEN':
+      return { layer: 'http', httpStatus: 403, rpcCode: -32600, message: 'Forbidden: this credential has no console role for this' };
+    case 'TG_ERR_CONSOLE_NOT_FOUND':
+      return { layer: 'http', httpStatus: 404, rpcCode: -32600, message: 'Not Found' };
+    case 'TG_ERR_CONSOLE_CONFLICT':
+      return { layer: 'http', httpStatus: 409, rpcCode: -32600, message: 'Conflict: the action cannot apply' };
     case 'TG_ERR_INTERNAL':
       return { layer: 'http', httpStatus: 500, rpcCode: -32603, message: 'Internal error' };
     default: {
