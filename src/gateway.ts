@@ -79,7 +79,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   const app = createListener(config, shared.logger);
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
   await registerMcpRoutes(app, { currentPolicy, store: shared.store, metrics: shared.metrics, maxBodyBytes: config.limits.maxBodyBytes });
-  registerResourceMetadataRoutes(app, () => currentPolicy().metadataDocuments);
+  registerResourceMetadataRoutes(app, currentPolicy);
 
   const sweeper = new TaskExpirySweeper(() => currentPolicy().tasks, (record) => shared.observer.forgotten(record, 'expired'));
   let draining = false;

@@ -1,7 +1,7 @@
 /**
  * Everything the gateway builds from one policy (STYLE.md, Config): the routes with their
  * upstream pools, agents, auth and credentials, the task policy with its dependencies, the
- * Host/Origin rules and the protected-resource documents. A request reads the current
+ * Host/Origin and CORS rules and the protected-resource documents. A request reads the current
  * snapshot once, at its start (request.tg.snapshot), and keeps it to the end, so a policy
  * swapped in meanwhile never shows a request half of two policies. What outlives a policy
  * (the store, metrics, logger, audit trail, per-replica counters) is passed in as SharedParts.
@@ -17,7 +17,8 @@ import type { CredentialsPolicy } from './auth/upstream-credentials.js';
 import { UpstreamIdentity } from './auth/upstream-identity.js';
 import type { Config } from './config/index.js';
 import { LimitsStage } from './limits/limits-stage.js';
-import { InFlight } from './reload/in-flight.js';
+import { InFlight } from './lifecycle/in-flight.js';
+import { CorsRules } from './listener/cors.js';
 import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
 import type { HandleHasher } from './observability/handle-hash.js';
 import type { GatewayMetrics } from './observability/metrics.js';
@@ -85,6 +86,8 @@ export class PolicySnapshot {
   /** Per-principal limits on tools/call and the enumeration suspension (src/limits/). */
   readonly limits: LimitsStage;
   readonly hostOrigin: HostOriginPolicy;
+  /** CORS for the origins hostOrigin admits; undefined with listen.cors.mode none. */
+  readonly cors: CorsRules | undefined;
   /**
    * Each upstream's credentials, and credentialsFor(caller, upstream) for calls the gateway
    * makes itself (src/auth/upstream-identity.ts).
@@ -106,6 +109,7 @@ export class PolicySnapshot {
     this.auth = auth;
     this.tracing = Tracing.create(config.tracing, shared);
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
+    this.cors = config.listen.cors.mode === 'none' ? undefined : new CorsRules(config.listen.cors, this.hostOrigin);
     this.upstreams = new UpstreamSet(config.upstreams, { previous: previous?.upstreams, drainMs: drainMsOf(config, previous?.config) });
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics }, { operatorSuspensions: config.console.enabled });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });

@@ -5,7 +5,7 @@
 import type { Principal } from './auth/principal.js';
 import type { SubjectToken } from './auth/subject-token.js';
 import type { LimitRefusal } from './limits/limits-stage.js';
-import type { McpMessage } from './mcp/jsonrpc.js';
+import type { McpContext } from './mcp/mcp-stage.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
 import type { Instance, InstancePool } from './routing/balancer.js';
 import type { TaskRecord } from './task-model/task-record.js';
@@ -14,23 +14,13 @@ import type { ClientAbort } from './upstream/client-abort.js';
 
 import type { Era } from './mcp/era.js';
 
-export type { Era };
+export type { Era, McpContext };
 
 export interface RouteContext {
   /** The client-facing path from the policy (a bounded metric label). */
   readonly path: string;
   readonly upstreamPath: string;
   readonly pool: InstancePool;
-}
-
-export interface McpContext {
-  readonly messages: McpMessage[];
-  readonly batch: boolean;
-  readonly era: Era;
-  /** The single message of a non-batch body; undefined for batches. */
-  readonly message: McpMessage | undefined;
-  /** The raw body as received, forwarded unchanged unless a stage rewrites it. */
-  body: Buffer;
 }
 
 export interface RequestContext {

@@ -28,6 +28,16 @@ export function exampleTools({ workMs }: ToolTimings): ModernTool[] {
       },
     }),
     defineTool({
+      name: 'large_result',
+      description: 'Works for `seconds`, then returns a text of `kib` KiB: a result larger than a listener\'s buffer.',
+      input: z.object({ kib: z.int().min(1).max(4096), seconds: z.number().min(0).default(0) }),
+      taskSupport: 'optional',
+      run: async (args, job) => {
+        await job.sleep(args.seconds * 1000);
+        return text('x'.repeat(args.kib * 1024));
+      },
+    }),
+    defineTool({
       name: 'report_status',
       description: 'Works for `seconds` with `message` as its statusMessage: a backend whose status text the caller chooses.',
       input: z.object({ message: z.string().max(4096), seconds: z.number().min(0).default(30) }),

@@ -18,7 +18,7 @@ import { extractBearerToken } from './bearer-token.js';
 import { bearerChallenge } from './challenge.js';
 import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
-import { SharedResource } from '../reload/shared-resource.js';
+import { SharedResource } from '../lifecycle/shared-resource.js';
 import { missingScopes, principalKeyOf } from './principal.js';
 import { SubjectToken } from './subject-token.js';
 import { describeResource, type ProtectedResource } from './resource-metadata.js';
@@ -149,7 +149,7 @@ export class AuthStage {
     if (!identity) {
       try {
         const verified = await this.verifier.verifyToken(token, resource.resource);
-        identity = { principal: verified.principal, principalKey: principalKeyOf(verified.principal, this.policy.principalKey) };
+        identity = { principal: verified.principal, principalKey: principalKeyOf(verified.principal, verified.claims, this.policy.principalKey) };
         this.cache.set(token, routePath, identity, verified.exp);
         outcome = 'ok';
       } catch (error) {

@@ -4,8 +4,7 @@
  * not one well-formed token.
  */
 
-/** RFC 7235 token68, the syntax of a bearer token: no spaces or commas, `=` only at the end. */
-export const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+import { TOKEN68 } from '../mcp/headers.js';
 
 /**
  * Real access tokens are one to two KiB. A bound keeps hashing and base64 decoding of

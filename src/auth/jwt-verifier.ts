@@ -8,7 +8,7 @@
 import { decodeJwt, errors, jwtVerify } from 'jose';
 import type { IssuerConfig } from '../config/sections/auth.js';
 import { KeysUnavailableError, type KeySet } from './key-sets.js';
-import { principalFromClaims, type Principal } from './principal.js';
+import { principalFromClaims, type ClaimNames, type Principal } from './principal.js';
 
 export type RejectionOutcome = 'malformed' | 'expired' | 'invalid';
 
@@ -32,6 +32,8 @@ export interface TrustedIssuer {
 
 export interface VerifiedToken {
   readonly principal: Principal;
+  /** The issuer's claim mapping the principal was read with; part of its key (principalKeyOf). */
+  readonly claims: ClaimNames;
   /** The token's exp, in seconds; bounds how long the verdict may be cached. */
   readonly exp: number | undefined;
 }
@@ -92,7 +94,7 @@ export class JwtVerifier {
     }
     const principal = principalFromClaims(payload, config.issuer, config.claims);
     if (!principal) throw new TokenRejectedError('invalid', 'token has no subject');
-    return { principal, exp: payload.exp };
+    return { principal, claims: config.claims, exp: payload.exp };
   }
 
   close(): void {

@@ -52,17 +52,34 @@ function scopesClaim(value: unknown): string[] {
 }
 
 /**
+ * The tag that opens every principal key's hashed parts. Version 2 put the claim mapping into
+ * the key; version 1 keys (`[issuer, subject, tenant, clientId]`, before it) are no longer
+ * produced, so a task owned by one is unreachable after the upgrade (docs/operations.md).
+ */
+const KEY_FORMAT = 'taskgate-principal/2';
+
+/**
  * A stable, opaque key for ownership: the same person through the same issuer (and tenant,
  * and client, as the policy says) gets the same key on every replica and across restarts.
- * Hashing a JSON array keeps the parts unambiguous (no separator can be smuggled into a
- * subject) and keeps raw identifiers out of places that only need equality.
+ *
+ * Each value is keyed together with the name of the claim it was read from (`claims`, the
+ * issuer's mapping), because a value means something only with its claim: after a reload from
+ * `subject: sub` to `subject: email`, a user whose email equals another user's old `sub` must
+ * not become that user. A part the policy leaves out (`null`) is kept apart from a part it
+ * includes but the token lacks (`[claim, null]`), so switching includeTenant on or off cannot
+ * hand a tenant-less principal's tasks to a principal in a tenant, or the other way round.
+ * The clientId mapping is one claim, "claims.clientId, else azp", as principalFromClaims
+ * reads it. Hashing a JSON array keeps the parts unambiguous (every string is quoted and
+ * escaped, so no separator can be smuggled into a subject) and keeps raw identifiers out of
+ * places that only need equality.
  */
-export function principalKeyOf(principal: Principal, policy: PrincipalKeyPolicy): string {
+export function principalKeyOf(principal: Principal, claims: ClaimNames, policy: PrincipalKeyPolicy): string {
   const parts = [
+    KEY_FORMAT,
     principal.issuer,
-    principal.subject,
-    policy.includeTenant ? (principal.tenant ?? null) : null,
-    policy.includeClientId ? (principal.clientId ?? null) : null,
+    [claims.subject, principal.subject],
+    policy.includeTenant && claims.tenant !== undefined ? [claims.tenant, principal.tenant ?? null] : null,
+    policy.includeClientId ? [claims.clientId, principal.clientId ?? null] : null,
   ];
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }

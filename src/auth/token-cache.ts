@@ -5,7 +5,7 @@
  * for one route's audience and scopes says nothing about another's.
  */
 import { hash } from 'node:crypto';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 import type { Principal } from './principal.js';
 
 export interface VerifiedIdentity {

@@ -18,7 +18,7 @@ import { Agent, request as undiciRequest } from 'undici';
 import type { TokenExchangeConfig } from '../config/sections/token-exchange.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 import type { Principal } from './principal.js';
 import type { SubjectToken } from './subject-token.js';
 

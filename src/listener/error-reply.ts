@@ -7,7 +7,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
 import { isModernVersion } from '../mcp/era.js';
 import { isStillSending, sendThenLinger } from './lingering-close.js';
-import type { Era } from '../request-context.js';
+import type { Era } from '../mcp/era.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

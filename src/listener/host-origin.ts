@@ -3,7 +3,7 @@
  * the gateway's Host, never the client's (WIRE-NOTES: conformance dns-rebinding-protection).
  */
 import { GatewayError } from '../errors.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 export interface HostOriginPolicy {
   /** Lower-case hostnames (no port) accepted in the Host header. */
@@ -70,9 +70,14 @@ export function checkHostAndOrigin(policy: HostOriginPolicy, host: string | unde
   if (hostname === undefined || !policy.hosts.has(hostname)) {
     throw new GatewayError('TG_ERR_HOST_NOT_ALLOWED');
   }
-  if (origin !== undefined && !policy.origins.has(origin.toLowerCase()) && !(policy.loopbackOrigins && isLoopbackOrigin(origin))) {
+  if (origin !== undefined && !isOriginAllowed(policy, origin)) {
     throw new GatewayError('TG_ERR_ORIGIN_NOT_ALLOWED');
   }
+}
+
+/** The Origin rule alone; CORS (cors.ts) answers exactly the origins it admits. */
+export function isOriginAllowed(policy: HostOriginPolicy, origin: string): boolean {
+  return policy.origins.has(origin.toLowerCase()) || (policy.loopbackOrigins && isLoopbackOrigin(origin));
 }
 
 function isLoopbackOrigin(origin: string): boolean {

@@ -9,6 +9,9 @@ import { GatewayError } from '../errors.js';
 import { claimedProtocolVersion, PROTOCOL_VERSION_META } from './era.js';
 import { isPlainObject, type JsonRpcNotification, type JsonRpcRequest } from './jsonrpc.js';
 
+/** RFC 7235 token68, the syntax of a bearer token: no spaces or commas, `=` only at the end. */
+export const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';
 /** Canonical, padded base64 only: Buffer.from(…, 'base64') would skip garbage silently. */

@@ -4,6 +4,7 @@
  */
 import { safeParse } from 'secure-json-parse';
 import { GatewayError } from '../errors.js';
+import { isObject } from './json.js';
 
 /** MCP forbids null request ids (JSON-RPC only discourages them). */
 export type RequestId = string | number;
@@ -57,9 +58,8 @@ export interface ParsedJsonRpcBody {
   batch: boolean;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** A JSON object (src/mcp/json.ts), under the name the protocol code reads it by. */
+export const isPlainObject = isObject;
 
 /**
  * JSON.parse plus a refusal of `__proto__` and `constructor.prototype` keys (secure-json-parse,

@@ -6,11 +6,20 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
-import type { McpContext } from '../request-context.js';
-import { decideEra, isModernVersion, MODERN_VERSION } from './era.js';
+import { decideEra, isModernVersion, MODERN_VERSION, type Era } from './era.js';
 import { validateModernHeaders } from './headers.js';
-import { parseJsonRpcBody } from './jsonrpc.js';
+import { parseJsonRpcBody, type McpMessage } from './jsonrpc.js';
 import { checkGetAccept, checkPostAccept, checkPostContentType } from './media-type.js';
+
+export interface McpContext {
+  readonly messages: McpMessage[];
+  readonly batch: boolean;
+  readonly era: Era;
+  /** The single message of a non-batch body; undefined for batches. */
+  readonly message: McpMessage | undefined;
+  /** The raw body as received, forwarded unchanged unless a stage rewrites it. */
+  body: Buffer;
+}
 
 /** Runs the stage; on POST, leaves the parsed body on `request.tg.mcp`. */
 export function runMcpStage(request: FastifyRequest): void {

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { safeParse } from 'fast-content-type-parse';
 import Negotiator from 'negotiator';
 import { GatewayError } from '../errors.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 const JSON_TYPE = 'application/json';
 const EVENT_STREAM_TYPE = 'text/event-stream';

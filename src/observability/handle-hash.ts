@@ -4,7 +4,7 @@
  * the hash lets an operator join the two logs without the general log leaking the handle.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 export type HandleHasher = (handle: string) => string;
 

@@ -278,7 +278,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     }),
     pushNotifications: new Counter({
       name: 'taskgate_push_notifications_total',
-      help: 'notifications/tasks by outcome: delivered (written to a listener\'s stream), or dropped with a reason (slow_listener: its buffer was full and it was cut off; closed: it had left).',
+      help: 'notifications/tasks by outcome: delivered (written to a listener\'s stream), or dropped with a reason (slow_listener: it was cut off, its queue past tasks.push.bufferBytes or taking nothing for tasks.push.stallTimeout; closed: it had left).',
       labelNames: ['outcome', 'reason'],
       registers,
     }),

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
 import type { LimitStore } from '../store/limit-store.js';
-import { TtlMap } from '../store/ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 import type { AuditEvent, AuditEventName, AuditLog } from './audit.js';
 import type { HandleHasher } from './handle-hash.js';

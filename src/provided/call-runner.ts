@@ -21,7 +21,7 @@ export interface CallTarget {
   /** Complete request headers (protocol, session, credentials): what the backend gets. */
   readonly headers: Record<string, string>;
   /**
-   * Keeps the policy snapshot the dispatcher belongs to open (src/reload/in-flight.ts) until
+   * Keeps the policy snapshot the dispatcher belongs to open (src/lifecycle/in-flight.ts) until
    * the function it returns is called: a call outlives its request, and a reload meanwhile
    * must not close the agent under it.
    */

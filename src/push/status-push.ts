@@ -118,6 +118,7 @@ export class StatusPush {
     const stream = new ListenerStream({
       subscriptionId: message.id,
       maxBufferBytes: deps.policy.push.bufferBytes,
+      stallMs: deps.policy.push.stallTimeout,
       onDrop: (reason) => metrics.pushNotifications.inc({ outcome: 'dropped', reason }),
       onClose: () => {
         held.subscription?.stop();

@@ -4,6 +4,9 @@
  * would answer differs from what was sent last. TaskEvents also calls after a possible miss
  * (a Redis reconnect): the same read then sends the current state of every task once, if it
  * changed. Reads of one task run one at a time; a burst of announcements queues one more.
+ * While the listener is still taking an earlier message, a change is not rendered into the
+ * stream's queue: the task is read again once the stream is writable, so a burst of large
+ * results never piles up in memory and the listener gets each task's latest state.
  */
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -16,6 +19,8 @@ interface Followed {
   ended: boolean;
   reading: boolean;
   again: boolean;
+  /** Waiting for the listener's stream to take a message (ListenerStream.whenWritable). */
+  deferred: boolean;
   unsubscribe: () => void;
 }
 
@@ -38,7 +43,7 @@ export class TaskSubscription {
     this.stream = stream;
     this.onAllEnded = onAllEnded;
     for (const handle of handles) {
-      const entry: Followed = { ended: false, reading: false, again: false, unsubscribe: () => undefined };
+      const entry: Followed = { ended: false, reading: false, again: false, deferred: false, unsubscribe: () => undefined };
       this.followed.set(handle, entry);
       entry.unsubscribe = deps.store.events.subscribe(handle, () => this.read(handle, entry, false));
     }
@@ -90,6 +95,12 @@ export class TaskSubscription {
     if (!view.task) return;
     const text = JSON.stringify(view.task);
     if (text !== entry.lastSent) {
+      if (this.stream.congested) {
+        // Not queued behind what the listener is still taking: read again once it took that,
+        // and send the state then current. Not ended meanwhile: this state was not sent.
+        this.defer(handle, entry, initial);
+        return;
+      }
       entry.lastSent = text;
       if (this.stream.notify('notifications/tasks', view.task)) {
         this.deps.metrics.pushNotifications.inc({ outcome: 'delivered', reason: 'none' });
@@ -98,6 +109,15 @@ export class TaskSubscription {
       }
     }
     if (hasEnded(view)) this.markEnded(entry);
+  }
+
+  private defer(handle: string, entry: Followed, initial: boolean): void {
+    if (entry.deferred) return;
+    entry.deferred = true;
+    this.stream.whenWritable(() => {
+      entry.deferred = false;
+      this.read(handle, entry, initial);
+    });
   }
 
   private markEnded(entry: Followed): void {

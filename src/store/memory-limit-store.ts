@@ -1,6 +1,6 @@
 /** Per-principal limits for one process (the memory store): bounded maps, nothing shared. */
 import type { LimitClaim, LimitStore, LimitVerdict, RefusalCount } from './limit-store.js';
-import { TtlMap } from './ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /** A held slot is assumed to free within this long: the Retry-After of a concurrency refusal. */
 const CONCURRENCY_RETRY_MS = 1000;

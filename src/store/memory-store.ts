@@ -2,7 +2,7 @@
 import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
-import { TtlMap } from './ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 import { MemoryTaskEvents } from './memory-task-events.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { changesNothing, type ServerRequestRoute, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';

@@ -16,7 +16,7 @@ import type { PollDecision } from '../task-model/poll-rule.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { decodeTask, fixedFieldsOf, withLiveFields, type FixedFields } from './redis-task-hash.js';
 import type { PollOpening } from './store.js';
-import { TtlMap } from './ttl-map.js';
+import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /**
  * Records whose fixed part a replica keeps. An entry is the record less its live fields,

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { PollDecisionWithSnapshot } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
-import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse } from '../mcp/jsonrpc.js';
+import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
 import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
@@ -16,10 +16,29 @@ import { isObject, taskFromRecord } from './task-shapes.js';
 
 const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
 
+/**
+ * What this stage acts on, one way or the other: the requests it answers or rewrites below,
+ * and those whose answers it rewrites on the way back (initialize, tools/list and
+ * server/discover advertise tasks). Every tasks/* method is the gateway's, known or not.
+ */
+const GOVERNED_METHODS = new Set(['tools/call', 'tasks/list', 'subscriptions/listen', 'initialize', 'tools/list', 'server/discover']);
+
+/**
+ * Whether this stage must see the message on its own. The stage reads one message per body,
+ * so the pipeline refuses a batch that holds any such message (docs/security.md, "Batches").
+ * A client's response always counts: it answers a server request the gateway relayed under
+ * an id of its own, and only this stage can route it back.
+ */
+export function governsMessage(message: McpMessage): boolean {
+  if (message.kind === 'response') return true;
+  return message.method.startsWith('tasks/') || GOVERNED_METHODS.has(message.method);
+}
+
 export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): Promise<LocalAnswer | undefined> {
   const mcp = request.tg.mcp;
   const message = mcp?.message;
-  // Batches exist only in 2025-03-26, which has no tasks: nothing to take over.
+  // A batch reaches this stage only when none of its messages is one this stage governs
+  // (governsMessage): there is nothing in it to take over.
   if (!mcp || !message) return undefined;
   if (message.kind === 'response') return routeClientResponse(deps, request, message);
   if (message.kind !== 'request') return undefined;

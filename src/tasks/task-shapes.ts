@@ -7,8 +7,9 @@
  * Reading is lenient about what the gateway does not need; presenting rewrites exactly the
  * fields the gateway owns (id, lifetime, poll interval, status message) and keeps the rest.
  */
-import type { Era } from '../request-context.js';
+import type { Era } from '../mcp/era.js';
 import { isTaskStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 
 export interface TaskFields {
   taskId: string;
@@ -24,11 +25,8 @@ export interface TaskFields {
 const TTL_KEY: Record<Era, string> = { legacy: 'ttl', modern: 'ttlMs' };
 const POLL_KEY: Record<Era, string> = { legacy: 'pollInterval', modern: 'pollIntervalMs' };
 
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+// One definition for every room (src/mcp/json.ts); re-exported while importers move there.
+export { isObject, type JsonObject };
 
 /** Reads a task object of either era; undefined when it is not one. */
 export function readTask(value: unknown, era: Era): TaskFields | undefined {

@@ -10,7 +10,7 @@ import { defaultTextMapGetter, defaultTextMapSetter, isSpanContextValid, ROOT_CO
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isPlainObject, serializeMessages } from '../mcp/jsonrpc.js';
-import type { McpContext } from '../request-context.js';
+import type { McpContext } from '../mcp/mcp-stage.js';
 
 const propagator = new W3CTraceContextPropagator();
 

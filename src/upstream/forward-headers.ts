@@ -8,6 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { applyUpstreamCredentials } from '../auth/upstream-credentials.js';
+import { replaceRelayedCorsHeaders } from '../listener/cors.js';
 
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
 
@@ -56,6 +57,8 @@ export function buildClientResponseHeaders(headers: IncomingHttpHeaders, request
   for (const name of HOP_BY_HOP) delete headers[name];
   delete headers.connection;
   if (request) headers['x-request-id'] = request.id;
+  // With CORS on, the gateway's Access-Control-* were set when the request arrived (proxy-route.ts).
+  if (request?.tg.snapshot.cors) replaceRelayedCorsHeaders(headers);
   return headers;
 }
 

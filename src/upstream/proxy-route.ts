@@ -4,7 +4,7 @@
  * snapshot a request reads at its start (src/policy-snapshot.ts), so a new policy takes
  * effect without registering anything.
  *
- *   onRequest   listener (route, limits, Host/Origin) → auth          (before the body is read)
+ *   onRequest   listener (route, limits, Host/Origin, CORS) → auth    (before the body is read)
  *   preHandler  mcp (parse, era, headers) → limits → tasks → routing  (answer here, or pick an instance)
  *   handler     upstream (forward.ts) → the way back (relay-response.ts)
  *
@@ -16,13 +16,15 @@ import httpProxy from '@fastify/http-proxy';
 import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
+import type { McpMessage } from '../mcp/jsonrpc.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from '../policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
-import { planTaskRequest } from '../tasks/task-requests.js';
+import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
 import { ClientAbort } from './client-abort.js';
 import { RouteDispatcher } from './dispatcher.js';
 import { createForwarder } from './forward.js';
@@ -51,6 +53,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
+      if (request.tg.mcp?.batch) refuseGovernedBatch(request.tg.mcp.messages, request.tg.snapshot);
       request.tg.sessionId = sessionIdOf(request);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
       const admitted = request.tg.snapshot.limits.admit(request, reply);
@@ -84,10 +87,26 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 }
 
 /**
+ * The stages after mcp read one message per body. A batch (2025-03-26 only, the one revision
+ * that has them) is therefore forwarded only when no stage governs any of its messages;
+ * otherwise the whole body is refused before any backend sees it (docs/security.md,
+ * "Batches"). Each stage says what it governs, so a stage added later is asked too.
+ */
+function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySnapshot): void {
+  const index = messages.findIndex((message) => snapshot.limits.governs(message) || governsMessage(message));
+  if (index < 0) return;
+  const message = messages[index]!;
+  const what = message.kind === 'response' ? 'a response' : message.method;
+  throw new GatewayError('TG_ERR_BATCH_GOVERNED', {
+    detail: `batch element ${index} (${what}) must be sent on its own: the gateway checks such messages one by one`,
+  });
+}
+
+/**
  * The listener and auth stages: the route (404 for a path no route serves), the client's
- * abort signal and time limit, Host and Origin, then the bearer token. Authentication comes
- * before the body is even read: an unauthenticated client gets nothing parsed, buffered or
- * forwarded (the mcp stage runs in the preHandler).
+ * abort signal and time limit, Host and Origin, CORS (a preflight is answered here), then the
+ * bearer token. Authentication comes before the body is even read: an unauthenticated client
+ * gets nothing parsed, buffered or forwarded (the mcp stage runs in the preHandler).
  */
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
@@ -99,7 +118,17 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   reply.raw.on('close', onResponseClose);
   const timeoutMs = snapshot.config.limits.requestTimeout;
   if (timeoutMs > 0) armRequestTimeout(request, reply, timeoutMs);
-  checkHostAndOrigin(snapshot.hostOrigin, request.headers.host, headerValue(request.headers.origin));
+  const origin = headerValue(request.headers.origin);
+  checkHostAndOrigin(snapshot.hostOrigin, request.headers.host, origin);
+  // The origin is admitted: every answer from here on, errors included, is readable by it.
+  if (snapshot.cors) {
+    reply.headers(snapshot.cors.answerHeaders(origin));
+    // A preflight carries no token (Fetch), so it is answered before auth, and never forwarded.
+    if (origin !== undefined && isPreflight(request.method, request.headers)) {
+      await reply.code(204).headers(snapshot.cors.preflightHeaders(origin)).send();
+      return;
+    }
+  }
   if (route.auth) await route.auth.authenticate(request);
 }
 

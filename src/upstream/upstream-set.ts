@@ -12,7 +12,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, UpstreamConfig } from '../config/index.js';
-import { SharedResource } from '../reload/shared-resource.js';
+import { SharedResource } from '../lifecycle/shared-resource.js';
 import { InstancePool } from '../routing/balancer.js';
 import { UpstreamAgent } from './dispatcher.js';
 

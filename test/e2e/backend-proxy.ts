@@ -2,7 +2,8 @@
  * A real backend, made slow or made to misbehave: a plain HTTP forwarder in front of an
  * example server that can hold chosen JSON-RPC requests back before passing them on, change
  * a request body on its way (a backend that acts as if the client had said something else),
- * and keep every answer it relayed (what the backend really sent to the gateway).
+ * add headers to its answers, and keep every answer it relayed (what the backend really sent
+ * to the gateway).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,8 @@ export interface BackendProxyOptions {
   delayFor?(rpcMethod: string | undefined): number;
   /** The body the backend gets instead, given the parsed JSON-RPC message (return it unchanged to keep it). */
   rewriteRequest?(message: Record<string, unknown>): Record<string, unknown>;
+  /** Headers added to (or replacing) every answer's: a backend that sets them itself, such as its own CORS. */
+  responseHeaders?: Record<string, string>;
 }
 
 export interface BackendProxy {
@@ -36,7 +39,7 @@ export async function startBackendProxy(backendUrl: string, options: BackendProx
     if (message && options.rewriteRequest) body = Buffer.from(JSON.stringify(options.rewriteRequest(message)));
     const headers = { ...req.headers, host: backend.host, ...(req.method === 'POST' ? { 'content-length': String(body.length) } : {}) };
     const upstream = httpRequest({ host: backend.hostname, port: backend.port, method: req.method, path: req.url, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...options.responseHeaders });
       answer.on('data', (chunk: Buffer) => (relayed += chunk.toString('utf8')));
       answer.pipe(res);
     });

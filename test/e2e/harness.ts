@@ -123,3 +123,14 @@ export async function readMessages(response: Response): Promise<unknown[]> {
 
 // The token issuer lives with the examples (the demo uses it too).
 export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../examples/identity-provider/issuer.js';
+
+/** Waits until the gateway's /readyz answers 200 (with jwt auth: once its key sets were fetched). */
+export async function waitReady(gw: GatewayUnderTest): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${gw.adminUrl}/readyz`);
+    await res.text();
+    if (res.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail('the gateway never became ready');
+}

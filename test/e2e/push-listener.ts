@@ -12,6 +12,7 @@ export type Message = Record<string, unknown> & { method?: string; params?: Reco
 export interface Listener {
   readonly status: number;
   readonly contentType: string;
+  readonly headers: Headers;
   /** Every message so far, in order. */
   readonly messages: Message[];
   /** The body when the answer was not an event stream. */
@@ -61,7 +62,7 @@ export async function listen(url: string, authorization: string, notifications: 
   const messages: Message[] = [];
   if (!contentType.startsWith('text/event-stream')) {
     const parsed = JSON.parse(await response.text()) as Message;
-    return { status: response.status, contentType, messages, body: parsed, ended: Promise.resolve(), waitFor: () => Promise.reject(new Error('no stream')), tasks: () => [], close: () => undefined };
+    return { status: response.status, contentType, headers: response.headers, messages, body: parsed, ended: Promise.resolve(), waitFor: () => Promise.reject(new Error('no stream')), tasks: () => [], close: () => undefined };
   }
   const parser = createParser({ onEvent: (event) => event.data !== '' && messages.push(JSON.parse(event.data) as Message) });
   const reader = response.body!.getReader();
@@ -83,6 +84,7 @@ export async function listen(url: string, authorization: string, notifications: 
   return {
     status: response.status,
     contentType,
+    headers: response.headers,
     messages,
     ended,
     async waitFor(test, ms = 8000, what = 'a message') {

@@ -1,14 +1,16 @@
 /**
  * Authentication and the task policy changed by a reload, one key at a time: issuers added and
  * removed (an unchanged issuer's key set is kept, not fetched again), audiences, route scopes;
- * the live-task limit, the poll mode and a tool's retention, which apply to the next request.
+ * the live-task limit, the poll mode and a tool's retention, which apply to the next request;
+ * the claim mapping, which changes who a token names and never hands one principal's tasks to
+ * another.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LEGACY_POST_HEADERS, initializeBody, startJwksServer, type JwksServer } from './harness.js';
 import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './task-harness.js';
 import { metricSample, taskStackPolicy, watchReadiness } from './reload-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
+import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 
 /** The status of an initialize carrying this bearer token. */
 async function statusWith(stack: TaskStack, token: string): Promise<number> {
@@ -122,5 +124,56 @@ describe('task policy changed by a reload', () => {
     assert.equal(second.status, 200, 'a second live task is now allowed');
     assert.equal(second.response?.result?.ttlMs, 40_000, 'with the tool\'s new retention');
     assert.equal(await metricSample(stack.gw.adminUrl, 'taskgate_config_reloads_total{outcome="applied"}'), 1);
+  });
+});
+
+describe('claim mapping changed by a reload', () => {
+  let stack: TaskStack;
+  const clients: ModernTaskClient[] = [];
+  /** A client whose token carries exactly these claims (and the gateway's audience). */
+  const clientWith = async (claims: Record<string, unknown>) => {
+    const token = await stack.jwks.mint({ aud: AUDIENCE, ...claims });
+    const client = await createModernTaskClient(stack.gw.url, { headers: { authorization: `Bearer ${token}` } });
+    clients.push(client);
+    return client;
+  };
+  const withSubjectClaim = (subject: string) =>
+    taskStackPolicy(stack, { auth: { mode: 'jwt', issuers: [{ issuer: stack.jwks.issuer, jwksUri: stack.jwks.url, claims: { subject } }] } });
+
+  before(async () => {
+    stack = await startTaskStack({ era: 'modern' });
+  });
+  after(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await stack?.close();
+  });
+
+  it('does not hand a task to the user whose new subject claim equals the owner\'s old one', async () => {
+    // Alice's sub is "x"; Bob's email is "x": under subject: email, Bob's subject reads "x" too.
+    const alice = await clientWith({ sub: 'x', email: 'alice@example.com' });
+    const created = await alice.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } });
+    const taskId = String(created.response?.result?.taskId);
+    assert.equal((await alice.raw('tasks/get', { taskId })).status, 200);
+
+    const result = await stack.gw.gateway.reload(withSubjectClaim('email'));
+    assert.equal(result.outcome, 'applied');
+    assert.deepEqual(result.changed, ['auth.issuers[0].claims.subject']);
+    const bob = await clientWith({ sub: 'bob-sub', email: 'x' });
+    const cancelsBefore = stack.received('tasks/cancel');
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const answer = await bob.raw(method, { taskId });
+      assert.equal(answer.response?.error?.code, -32602, `${method}: ${JSON.stringify(answer.response)}`);
+      assert.equal(answer.response?.error?.message, 'Failed to retrieve task: Task not found');
+    }
+    assert.equal(stack.received('tasks/cancel'), cancelsBefore, 'nothing reached the backend');
+    const listened = await bob.raw('subscriptions/listen', { notifications: { taskIds: [taskId] } });
+    const ack = listened.messages.find((m) => m.method === 'notifications/subscriptions/acknowledged') as { params?: { notifications?: unknown } } | undefined;
+    assert.deepEqual(ack?.params?.notifications, { taskIds: [] }, 'the handle is not granted to a listen either');
+
+    // Back to subject: sub, the task is Alice's again, and still running.
+    await stack.gw.gateway.reload(withSubjectClaim('sub'));
+    const polled = await alice.raw('tasks/get', { taskId });
+    assert.equal(polled.response?.result?.status, 'working', JSON.stringify(polled.response));
+    await alice.raw('tasks/cancel', { taskId });
   });
 });

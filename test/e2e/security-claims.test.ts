@@ -119,11 +119,30 @@ describe('a 2025 status notification about a task the gateway does not hold', ()
       const [reply] = (await readMessages(direct)) as { result: { task: { taskId: string } } }[];
       const foreign = reply!.result.task.taskId;
 
-      const isStatusOf = (taskId: string) => (m: Record<string, unknown>) => m.method === 'notifications/tasks/status' && (m.params as { taskId?: string }).taskId === taskId;
-      await eventually(() => relayedMessages(proxy).some(isStatusOf(foreign)), 'the backend to send the gateway a notification about the foreign task', 10_000);
-      await eventually(() => (received as Record<string, unknown>[]).some(isStatusOf(own.taskId)), 'a notification about the client\'s own task', 10_000);
-      // One more step of both tasks, so a relayed foreign notification would have arrived by now.
-      await sleep(600);
+      const isStatus = (m: Record<string, unknown>) => m.method === 'notifications/tasks/status';
+      const isAbout = (taskId: string) => (m: Record<string, unknown>) => isStatus(m) && (m.params as { taskId?: string }).taskId === taskId;
+      // The backend sends both tasks' notifications on the session's one GET stream, and the
+      // gateway relays a stream in order: once the client holds the own-task notification the
+      // backend sent after a foreign one, the gateway has already dealt with that foreign one.
+      // So wait for that notification, counted among the own ones the backend sent up to it.
+      let ownSentUpToIt = 0;
+      await eventually(
+        () => {
+          const sent = relayedMessages(proxy).filter(isStatus);
+          const firstForeign = sent.findIndex(isAbout(foreign));
+          const nextOwn = sent.findIndex((m, i) => i > firstForeign && !isAbout(foreign)(m));
+          if (firstForeign < 0 || nextOwn < 0) return false;
+          ownSentUpToIt = sent.slice(0, nextOwn + 1).filter((m) => !isAbout(foreign)(m)).length;
+          return true;
+        },
+        'the backend to send a notification about the foreign task, then one about the client\'s own',
+        10_000,
+      );
+      await eventually(
+        () => (received as Record<string, unknown>[]).filter(isAbout(own.taskId)).length >= ownSentUpToIt,
+        `the client to receive the ${ownSentUpToIt} notifications about its own task the backend sent up to one after the foreign task's`,
+        10_000,
+      );
       assert.ok(!JSON.stringify(received).includes(foreign), 'the foreign task id reached the client');
       for (const message of received as Record<string, unknown>[]) {
         if (message.method === 'notifications/tasks/status') assert.ok(isHandleShaped((message.params as { taskId: string }).taskId));

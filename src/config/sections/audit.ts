@@ -30,12 +30,12 @@ export const auditSchema = z
           .default('warn')
           .describe(
             'warn = a log line and a metric (counted per replica); suspend = also answer every tasks/* of that ' +
-              'principal 429 (-31003, Retry-After) for the rest of the window, counted in the store so every ' +
-              'replica agrees, audited once per suspension.',
+              'principal, and every subscriptions/listen of it naming taskIds, 429 (-31003, Retry-After) for the ' +
+              'rest of the window, counted in the store so every replica agrees, audited once per suspension.',
           ),
       })
       .prefault({})
-      .describe('Detector for a principal probing for task handles (a burst of not-found or foreign lookups).'),
+      .describe('Detector for a principal probing for task handles (a burst of not-found or foreign lookups, handles a listen named included).'),
   })
   .describe('The task audit trail (raw handles and principals, one event per task operation) and the abuse detectors.');
 

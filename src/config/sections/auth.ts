@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { durationSchema } from '../units.js';
+import { isObject } from '../../mcp/json.js';
 
 /**
  * Asymmetric algorithms only. `none` would accept unsigned tokens, and an HMAC algorithm
@@ -25,10 +26,6 @@ const algorithmSchema = z.enum(JWT_ALGORITHMS, {
 // Claim names are looked up at the top level of the token's payload, as written (no dotted
 // paths: namespaced claims such as "https://example.com/tenant" contain dots themselves).
 const claimNameSchema = z.string().min(1);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '[::1]']);
 
@@ -66,7 +63,11 @@ const claimsSchema = z
       .default('scope')
       .describe('Claim holding the granted scopes: a space-delimited string (scope) or an array of strings (such as scp).'),
   })
-  .describe('Which token claims make up the principal.');
+  .describe(
+    'Which token claims make up the principal. The claim names are part of the principal key: changing one (by a reload ' +
+      'or otherwise) gives the principals new keys, so their earlier tasks answer not-found rather than pass to whoever ' +
+      'the new claim names (docs/security.md).',
+  );
 
 const jwksSchema = z
   .strictObject({

@@ -1,6 +1,7 @@
-/** `listen`: the client-facing listener, and what it accepts in Host, Origin and X-Forwarded-*. */
+/** `listen`: the client-facing listener, what it accepts in Host, Origin and X-Forwarded-*, and how it answers browsers (CORS). */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { corsSchema } from './cors.js';
 
 // Underscores are not valid in DNS names but do occur in container and compose service names.
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
@@ -67,6 +68,7 @@ export const listenSchema = z
           'which is always allowed. Empty with a loopback publicUrl also allows any http(s) origin on a loopback ' +
           'name. Requests without an Origin header are allowed.',
       ),
+    cors: corsSchema.prefault({ mode: 'allowed-origins' }),
     trustProxy: z
       .union([
         z.boolean(),

@@ -1,6 +1,6 @@
 /** `tasks.push`: status push over 2026-07-28 subscriptions/listen (src/push/, docs/status-push.md). */
 import { z } from 'zod';
-import { sizeSchema } from '../units.js';
+import { durationSchema, sizeSchema } from '../units.js';
 
 export const pushSchema = z
   .strictObject({
@@ -22,8 +22,17 @@ export const pushSchema = z
       .prefault('256KiB')
       .refine((bytes) => bytes >= 1024, { error: 'must be at least 1KiB' })
       .describe(
-        'Bytes a listener may leave unread (notifications written but not yet taken by its connection). A listener ' +
-          'past it is cut off: its stream ends and the drop is counted; it may listen again and poll meanwhile.',
+        'Bytes of notifications a listener may leave queued behind the one it is taking (which may be larger: a result ' +
+          'bigger than the buffer is still delivered). A listener past it is cut off: its stream ends and the drop is ' +
+          'counted; it may listen again and poll meanwhile.',
+      ),
+    stallTimeout: durationSchema()
+      .prefault('30s')
+      .refine((ms) => ms >= 1000, { error: 'must be at least 1s' })
+      .describe(
+        'Longest a listener may take nothing from its stream while the gateway has something waiting for it (a task ' +
+          'change, a queued notification); past it the listener is cut off as past bufferBytes. Task changes wait ' +
+          'without being held in memory, so this is what cuts off a listener that does not read.',
       ),
   })
   .describe(

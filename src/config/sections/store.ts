@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { durationSchema } from '../units.js';
+import { isObject } from '../../mcp/json.js';
 
 /** `host:port`, with IPv6 hosts in brackets as in URLs. */
 const ENDPOINT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
@@ -11,10 +12,6 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 // `{` and `}` would turn the prefix into a Cluster hash tag and put every key in one slot.
 const KEY_PREFIX = /^[^{}\s]{0,64}$/;
 const AES_256_KEY_BYTES = 32;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const endpointSchema = z
   .string()

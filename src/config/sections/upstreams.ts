@@ -1,6 +1,6 @@
 /** `upstreams`: named groups of interchangeable MCP server instances and how to reach them. */
 import { z } from 'zod';
-import { TOKEN68 } from '../../auth/bearer-token.js';
+import { TOKEN68 } from '../../mcp/headers.js';
 import { durationSchema } from '../units.js';
 import { tokenExchangeSchema } from './token-exchange.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { missingScopes, principalFromClaims, principalKeyOf } from '../../../src/auth/principal.js';
+import { createHash } from 'node:crypto';
+import { missingScopes, principalFromClaims, principalKeyOf, type ClaimNames, type Principal } from '../../../src/auth/principal.js';
 
 const CLAIMS = { subject: 'sub', clientId: 'client_id', scopes: 'scope' };
 const ISS = 'https://issuer.example';
@@ -31,29 +32,59 @@ describe('principalFromClaims', () => {
 
 describe('principalKeyOf', () => {
   const alice = { issuer: ISS, subject: 'alice', tenant: 'acme', clientId: 'app', scopes: ['a'] };
+  const claims = { ...CLAIMS, tenant: 'tid' };
   const policy = { includeTenant: true, includeClientId: false };
+  const key = (principal: Principal, names: ClaimNames = claims, keyPolicy = policy) => principalKeyOf(principal, names, keyPolicy);
 
   it('is stable, opaque and URL-safe', () => {
-    const key = principalKeyOf(alice, policy);
-    assert.equal(key, principalKeyOf({ ...alice, scopes: ['other'] }, policy), 'scopes are not identity');
-    assert.match(key, /^[A-Za-z0-9_-]{43}$/);
-    assert.ok(!key.includes('alice'));
+    assert.equal(key(alice), key({ ...alice, scopes: ['other'] }), 'scopes are not identity');
+    assert.match(key(alice), /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(!key(alice).includes('alice'));
   });
 
   it('tells principals apart by issuer, subject, and what the policy includes', () => {
-    const key = principalKeyOf(alice, policy);
-    assert.notEqual(principalKeyOf({ ...alice, issuer: 'https://other.example' }, policy), key);
-    assert.notEqual(principalKeyOf({ ...alice, subject: 'bob' }, policy), key);
-    assert.notEqual(principalKeyOf({ ...alice, tenant: 'other' }, policy), key);
-    assert.equal(principalKeyOf({ ...alice, clientId: 'other' }, policy), key);
-    assert.notEqual(principalKeyOf({ ...alice, clientId: 'other' }, { ...policy, includeClientId: true }), principalKeyOf(alice, { ...policy, includeClientId: true }));
-    assert.equal(principalKeyOf({ ...alice, tenant: 'other' }, { ...policy, includeTenant: false }), principalKeyOf(alice, { ...policy, includeTenant: false }));
+    assert.notEqual(key({ ...alice, issuer: 'https://other.example' }), key(alice));
+    assert.notEqual(key({ ...alice, subject: 'bob' }), key(alice));
+    assert.notEqual(key({ ...alice, tenant: 'other' }), key(alice));
+    assert.equal(key({ ...alice, clientId: 'other' }), key(alice));
+    const withClient = { ...policy, includeClientId: true };
+    assert.notEqual(key({ ...alice, clientId: 'other' }, claims, withClient), key(alice, claims, withClient));
+    const noTenant = { ...policy, includeTenant: false };
+    assert.equal(key({ ...alice, tenant: 'other' }, claims, noTenant), key(alice, claims, noTenant));
+  });
+
+  it('keys each value with the claim it was read from, so a changed mapping merges no one', () => {
+    // The same value read from another claim is another principal (subject: sub → email).
+    assert.notEqual(key(alice, { ...claims, subject: 'email' }), key(alice));
+    assert.notEqual(key(alice, { ...claims, tenant: 'org' }), key(alice));
+    const withClient = { ...policy, includeClientId: true };
+    assert.notEqual(key(alice, { ...claims, clientId: 'appid' }, withClient), key(alice, claims, withClient));
+    // Claims the policy leaves out are not identity, whatever their names.
+    assert.equal(key(alice, { ...claims, clientId: 'appid' }), key(alice));
+    assert.equal(key(alice, { ...claims, tenant: 'org' }, { ...policy, includeTenant: false }), key(alice, claims, { ...policy, includeTenant: false }));
+  });
+
+  it('keeps a part left out apart from a part included but absent', () => {
+    const tenantless = { issuer: ISS, subject: 'alice', scopes: [] };
+    // includeTenant off (every tenant one principal) is not "alice without a tenant".
+    assert.notEqual(key(tenantless), key(alice, claims, { ...policy, includeTenant: false }));
+    // No tenant claim configured leaves the tenant out, as includeTenant: false does.
+    assert.equal(key(tenantless, CLAIMS), key(alice, claims, { ...policy, includeTenant: false }));
+    const withClient = { ...policy, includeClientId: true };
+    assert.notEqual(key({ ...alice, clientId: undefined }, claims, withClient), key(alice));
   });
 
   it('cannot be confused by separators inside the parts', () => {
-    const a = principalKeyOf({ issuer: 'i', subject: 'a","b', scopes: [] }, policy);
-    const b = principalKeyOf({ issuer: 'i","a', subject: 'b', scopes: [] }, policy);
+    const a = key({ issuer: 'i', subject: 'a","b', scopes: [] });
+    const b = key({ issuer: 'i","a', subject: 'b', scopes: [] });
     assert.notEqual(a, b);
+    // A value shaped like another part's claim name and value is still only a value.
+    assert.notEqual(key({ issuer: 'i', subject: 'x', scopes: [] }, { ...claims, subject: 'sub' }), key({ issuer: 'i', subject: 'sub', scopes: [] }, { ...claims, subject: 'x' }));
+  });
+
+  it('is not the version 1 key: tasks from before the upgrade are not reachable by it', () => {
+    const v1 = createHash('sha256').update(JSON.stringify([ISS, 'alice', 'acme', null])).digest('base64url');
+    assert.notEqual(key(alice), v1);
   });
 });
 

@@ -14,7 +14,14 @@ describe('parseConfig', () => {
   it('fills every default into the minimal policy', () => {
     const config = parseConfig(MINIMAL, { env: {} });
     assert.deepEqual(config, {
-      listen: { host: '0.0.0.0', port: 8080, allowedHosts: [], allowedOrigins: [], trustProxy: false },
+      listen: {
+        host: '0.0.0.0',
+        port: 8080,
+        allowedHosts: [],
+        allowedOrigins: [],
+        cors: { mode: 'allowed-origins', allowedHeaders: [], exposedHeaders: [], maxAge: 600_000 },
+        trustProxy: false,
+      },
       admin: { host: '127.0.0.1', port: 9090, readiness: { store: 'required' } },
       publicUrl: 'https://mcp.example.com',
       auth: { mode: 'none' },
@@ -37,7 +44,7 @@ describe('parseConfig', () => {
         statusMessageMaxLength: 512,
         poll: { mode: 'cached', tolerance: 50, floor: 0, default: 1000, abuseFactor: 20 },
         provided: { maxRunning: 1000, maxResultBytes: 1_048_576, lease: 15_000 },
-        push: { maxSubscriptionsPerPrincipal: 16, maxTaskIdsPerSubscription: 100, bufferBytes: 262_144 },
+        push: { maxSubscriptionsPerPrincipal: 16, maxTaskIdsPerSubscription: 100, bufferBytes: 262_144, stallTimeout: 30_000 },
         listPageSize: 50,
         tools: {},
       },

@@ -1,8 +1,8 @@
 /** The two counts a reload relies on to close a replaced policy neither early nor never. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { InFlight } from '../../../src/reload/in-flight.js';
-import { SharedResource } from '../../../src/reload/shared-resource.js';
+import { InFlight } from '../../../src/lifecycle/in-flight.js';
+import { SharedResource } from '../../../src/lifecycle/shared-resource.js';
 
 describe('InFlight', () => {
   it('is idle at once when nothing runs, and once the last piece of work leaves', async () => {

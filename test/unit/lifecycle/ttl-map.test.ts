@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TtlMap } from '../../../src/store/ttl-map.js';
+import { TtlMap } from '../../../src/lifecycle/ttl-map.js';
 
 describe('TtlMap', () => {
   it('forgets an entry at its deadline, and sweeps what has expired', () => {
