@@ -119,8 +119,13 @@ export function registerConsoleApi(api: FastifyInstance, console: OperatorConsol
     const context = await console.operatorOf(request, true);
     const key = principalKey(request.params.key);
     const body = parse(suspendBodySchema, request.body ?? {}, 'body');
-    const durationMs = parseDuration(body.duration);
     const max = context.policy.config.console.maxSuspension;
+    let durationMs: number;
+    try {
+      durationMs = parseDuration(body.duration);
+    } catch {
+      durationMs = Infinity;
+    }
     if (durationMs <= 0 || durationMs > max) throw new GatewayError('TG_ERR_INVALID_PARAMS', { detail: `body.duration: more than 0s and at most console.maxSuspension (${max / 1000}s)` });
     const { until } = await suspendPrincipal(actionDeps(console, context), key, durationMs, actionRequest(request, context, body.reason));
     return { key, suspendedUntil: new Date(until).toISOString(), suspendedForMs: durationMs };
