@@ -34,6 +34,8 @@ export interface ConsoleStack {
   /** A client token, for the MCP route: not for the console. */
   clientJwt(subject: string): Promise<string>;
   /** GET/POST on the console API of `gateway`, with `token` as the bearer (none: no header). */
+  // The answers are JSON of many shapes that the tests read field by field with assertions.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   api(path: string, options?: { token?: string | null; method?: string; body?: unknown; gateway?: number }): Promise<{ status: number; headers: Headers; text: string; json: any }>;
   close(): Promise<void>;
 }
