@@ -1,8 +1,9 @@
 /**
  * A task's audit timeline for the console's task page: the audit events this replica wrote
  * about it, kept in memory from its creation on, without the raw handle or the principal (the
- * audit trail itself stays the record of both). Bounded: MAX_TASKS tasks, the oldest
- * forgotten first, MAX_EVENTS events each (the creation and the latest ones). Only a task
+ * audit trail itself stays the record of both). A run of like events (the owner's polls that
+ * saw the same status) is one entry with a count and its last time. Bounded: MAX_TASKS tasks,
+ * the oldest forgotten first, MAX_EVENTS entries each (the creation and the latest ones). Only a task
  * created here while the console was on has one; on a shared store, other replicas' events
  * about it are in their audit trails, not here.
  */
@@ -13,6 +14,9 @@ const MAX_EVENTS = 50;
 
 export interface TimelineEntry {
   readonly at: string;
+  /** Like events in a row (a run of polls that saw one status), and when the last was. */
+  count: number;
+  lastAt: string;
   readonly event: AuditEvent['event'];
   readonly allowed: boolean;
   readonly reason?: string;
@@ -51,8 +55,17 @@ export class AuditTimeline {
       this.byTask.set(id, entries);
       if (this.byTask.size > MAX_TASKS) this.byTask.delete(this.byTask.keys().next().value!);
     }
+    const at = new Date().toISOString();
+    const last = entries.at(-1);
+    if (last && last.event === event.event && last.allowed === event.allowed && last.status === event.status && last.reason === event.reason && event.operator === undefined && last.operator === undefined) {
+      last.count++;
+      last.lastAt = at;
+      return;
+    }
     entries.push({
-      at: new Date().toISOString(),
+      at,
+      count: 1,
+      lastAt: at,
       event: event.event,
       allowed: event.allowed,
       ...(event.reason === undefined ? {} : { reason: event.reason }),

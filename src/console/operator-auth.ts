@@ -25,6 +25,8 @@ export interface Operator extends AuditOperator {
 }
 
 const CHALLENGE = 'Bearer realm="taskgate-console"';
+/** The longest an operator request waits for a new issuer's first key fetch (as a reload does). */
+const MAX_KEY_WAIT_MS = 10_000;
 
 export class OperatorAuthority {
   private jwt: { config: ConsoleJwtConfig; verifier: JwtVerifier } | undefined;
@@ -65,6 +67,14 @@ export class OperatorAuthority {
     return { name: principal.subject, role, via: 'jwt', issuer: principal.issuer };
   }
 
+  /**
+   * Builds the verifier of `policy.jwt` ahead of the first operator request (at start, after a
+   * reload), so that its key sets are fetched by then.
+   */
+  prepare(policy: ConsoleConfig): void {
+    if (policy.enabled && policy.jwt) void this.verifierFor(policy.jwt).catch(() => undefined);
+  }
+
   /** 403 for a viewer asking for an action. */
   requireOperator(operator: Operator): void {
     if (operator.role !== 'operator') throw this.refuse('forbidden', 'this action needs the operator role');
@@ -85,7 +95,9 @@ export class OperatorAuthority {
 
   /** The verifier of `config`, built once per distinct section (key files read, key sets fetched). */
   private async verifierFor(config: ConsoleJwtConfig | undefined): Promise<JwtVerifier | undefined> {
-    await this.building;
+    // Checked again after every wait: from here to the assignment below nothing yields, so two
+    // callers never build twice.
+    while (this.building) await this.building;
     if (config === undefined) {
       if (this.jwt) this.jwt.verifier.close();
       this.jwt = undefined;
@@ -104,6 +116,9 @@ export class OperatorAuthority {
         return;
       }
       this.jwt = { config, verifier: new JwtVerifier(issuers) };
+      // The first fetch runs in the background; waiting for it here (at most the longest fetch
+      // timeout) spares the first operator a 503 for keys that are on their way.
+      await settledWithin(Promise.all(issuers.map((issuer) => issuer.keys.loaded)), Math.min(MAX_KEY_WAIT_MS, Math.max(...config.issuers.map((issuer) => issuer.jwks.timeout))));
     })().finally(() => (this.building = undefined));
     await this.building;
     previous?.verifier.close();
@@ -142,4 +157,17 @@ function digest(text: string): Buffer {
 /** Three base64url parts: what a compact JWS looks like (a static token may not). */
 function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+}
+
+async function settledWithin(done: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([done.then(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -75,6 +75,7 @@ export class OperatorConsole {
     this.scan = new LiveScan(deps.store, deps.hashHandle, (tasks) => this.samples.noteScan(tasks));
     // Kept in step with the policy on every console request and sampler tick (a reload may turn it on).
     deps.timeline.active = deps.currentPolicy().config.console.enabled;
+    this.auth.prepare(deps.currentPolicy().config.console);
   }
 
   /** Adds the routes to the admin listener (before it listens) and starts the sampler. */
@@ -152,6 +153,8 @@ export class OperatorConsole {
     const policy = this.deps.currentPolicy().config.console;
     this.deps.timeline.active = policy.enabled;
     if (!policy.enabled) return;
+    // A reload may have brought a new operator issuer: its keys are fetched before they are needed.
+    this.auth.prepare(policy);
     const now = Date.now();
     try {
       await this.samples.notePolls(this.deps.metrics, now);

@@ -37,6 +37,7 @@ export function fill(container, ...children) {
 
 /** 93 s → "1m 33s"; for ages and lifetimes. */
 export function duration(ms) {
+  if (ms > 0 && ms < 1000) return `${Math.round(ms)}ms`;
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);

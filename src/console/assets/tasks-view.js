@@ -101,10 +101,10 @@ export class TasksView {
         'tr',
         { dataset: { id: task.id } },
         el('td', {}, el('button', { type: 'button', class: 'link', dataset: { focusKey: `open:${task.id}` }, 'aria-label': `Open task ${task.id}`, onclick: () => this.openDetail(task.id) }, task.id)),
-        el('td', {}, principalLabel(task.principal)),
+        el('td', {}, principalCell(task.principal)),
         el('td', {}, task.tool),
         el('td', {}, task.upstream),
-        el('td', {}, task.instance),
+        el('td', { title: task.instance }, hostOf(task.instance)),
         el('td', {}, task.kind === 'gateway' ? 'gateway-run' : 'backend'),
         el('td', {}, task.era),
         el('td', {}, statusBadge(task.status)),
@@ -166,7 +166,18 @@ export class TasksView {
       timeline.length === 0
         ? el('li', { class: 'muted' }, 'No events recorded on this replica.')
         : timeline.map((entry) =>
-            el('li', {}, el('time', { datetime: entry.at }, new Date(entry.at).toLocaleTimeString()), ` ${entry.event}`, entry.allowed ? '' : ' (refused)', entry.status ? ` → ${entry.status}` : '', entry.reason ? ` [${entry.reason}]` : '', entry.operator ? ` by ${entry.operator.name} (${entry.operator.role}): ${entry.operatorReason ?? ''}` : ''),
+            el(
+              'li',
+              {},
+              el('time', { datetime: entry.at }, new Date(entry.at).toLocaleTimeString()),
+              entry.count > 1 ? ['–', el('time', { datetime: entry.lastAt }, new Date(entry.lastAt).toLocaleTimeString())] : '',
+              ` ${entry.event}`,
+              entry.count > 1 ? ` ×${entry.count}` : '',
+              entry.allowed ? '' : ' (refused)',
+              entry.status ? ` → ${entry.status}` : '',
+              entry.reason ? ` [${entry.reason}]` : '',
+              entry.operator ? ` by ${entry.operator.name} (${entry.operator.role}): ${entry.operatorReason ?? ''}` : '',
+            ),
           ),
     );
   }
@@ -181,6 +192,12 @@ export class TasksView {
     if (done) this.app.notice(`Task ${id}: cancel ${done.status === 'cancelled' ? 'done' : 'sent to the backend'}.`);
     this.app.refreshSoon();
   }
+}
+
+/** Subject (or the key's start) on one line, the issuer's host under it. */
+function principalCell(principal) {
+  const name = principal.subject ?? `key ${principal.key.slice(0, 10)}…`;
+  return [el('span', { class: 'primary' }, name), principal.issuer ? el('span', { class: 'secondary' }, hostOf(principal.issuer)) : ''];
 }
 
 export function principalLabel(principal) {
