@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import { sanitizeStatusMessage } from '../tasks/task-shapes.js';
 import { cancelTask, suspendPrincipal, unsuspendPrincipal, type ActionDeps, type ActionRequest } from './console-actions.js';
 import { listPrincipals, listTasks, listUpstreams, TASK_STATUSES } from './console-views.js';
-import type { ConsoleRequestContext, OperatorConsole } from './operator-console.js';
+import type { ConsoleApiHost, ConsoleRequestContext } from './console-context.js';
 import { principalOf, SORT_KEYS, taskRow, type TaskQuery } from './task-rows.js';
 
 const MAX_PAGE = 200;
@@ -52,7 +52,7 @@ const reasonSchema = z
 const cancelBodySchema = z.strictObject({ reason: reasonSchema });
 const suspendBodySchema = z.strictObject({ reason: reasonSchema, duration: z.string().regex(DURATION_PATTERN, { error: 'expected a duration such as 10m or 1h' }) });
 
-export function registerConsoleApi(api: FastifyInstance, console: OperatorConsole): void {
+export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost): void {
   const { deps } = console;
 
   api.get('/me', async (request) => {
@@ -167,7 +167,7 @@ export function registerConsoleApi(api: FastifyInstance, console: OperatorConsol
 }
 
 /** The live task behind a console id, from a scan begun now (an action must not act on a stale list). */
-async function findTask(console: OperatorConsole, id: string, maxScan: number) {
+async function findTask(console: ConsoleApiHost, id: string, maxScan: number) {
   if (!TASK_ID.test(id)) throw new GatewayError('TG_ERR_CONSOLE_NOT_FOUND', { detail: 'no live task with this id' });
   const record = (await console.scan.read(maxScan)).byId(id) ?? (await console.scan.read(maxScan, true)).byId(id);
   if (!record) throw new GatewayError('TG_ERR_CONSOLE_NOT_FOUND', { detail: 'no live task with this id' });
@@ -187,7 +187,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z
   throw new GatewayError('TG_ERR_INVALID_PARAMS', { detail: `${path}: ${issue.message}` });
 }
 
-function actionDeps(console: OperatorConsole, context: ConsoleRequestContext): ActionDeps {
+function actionDeps(console: ConsoleApiHost, context: ConsoleRequestContext): ActionDeps {
   const { deps } = console;
   return { tasks: context.policy.tasks, audit: deps.audit, metrics: deps.metrics, hashHandle: deps.hashHandle };
 }

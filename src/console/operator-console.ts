@@ -9,60 +9,15 @@
  * answer 404. Every answer carries the security headers of console-http.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import type { AuditLog } from '../observability/audit.js';
-import type { HandleHasher } from '../observability/handle-hash.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { InstancePool } from '../routing/balancer.js';
-import type { Store } from '../store/store.js';
-import type { TaskDeps } from '../tasks/task-context.js';
-import type { AuditTimeline } from './audit-timeline.js';
 import { registerConsoleApi } from './console-api.js';
+import type { ConsoleApiHost, ConsoleDeps, ConsoleRequestContext } from './console-context.js';
 import { ConsoleAssets, errorAnswer, secureHeaders } from './console-http.js';
 import { ConsoleSamples, IDLE_SCAN_MS, SAMPLE_MS } from './console-samples.js';
 import { LiveScan } from './live-scan.js';
-import { OperatorAuthority, type Operator } from './operator-auth.js';
+import { OperatorAuthority } from './operator-auth.js';
 import { GatewayError } from '../errors.js';
 
-/** What the console reads of the policy in force (a PolicySnapshot is one). */
-export interface ConsolePolicy {
-  readonly config: Config;
-  readonly tasks: TaskDeps;
-  readonly pools: ReadonlyMap<string, InstancePool>;
-  readonly agents: ReadonlyMap<string, { readonly stats: Record<string, unknown> }>;
-}
-
-/** One reload as this replica remembers it (src/reload/policy-reloader.ts). */
-export interface ReloadEntry {
-  readonly at: number;
-  readonly outcome: string;
-  readonly source: string;
-  readonly hash: string;
-  readonly changed: readonly string[];
-  readonly problems: readonly string[];
-}
-
-export interface ConsoleDeps {
-  readonly currentPolicy: () => ConsolePolicy;
-  readonly store: Store;
-  readonly metrics: GatewayMetrics;
-  readonly logger: Logger;
-  readonly audit: AuditLog;
-  readonly hashHandle: HandleHasher;
-  readonly timeline: AuditTimeline;
-  readonly reloads: () => { readonly hash: string; readonly history: readonly ReloadEntry[] };
-  /** Backend calls of gateway-run tasks this replica holds now. */
-  readonly providedRunning: () => number;
-}
-
-/** What a console route handler is given: the operator, and the console's parts. */
-export interface ConsoleRequestContext {
-  readonly operator: Operator;
-  readonly policy: ConsolePolicy;
-}
-
-export class OperatorConsole {
+export class OperatorConsole implements ConsoleApiHost {
   readonly auth: OperatorAuthority;
   readonly scan: LiveScan;
   readonly samples = new ConsoleSamples();
