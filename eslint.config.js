@@ -24,4 +24,6 @@ export default tseslint.config(
       globals: { document: 'readonly', location: 'readonly', sessionStorage: 'readonly', HTMLElement: 'readonly', CSS: 'readonly', URL: 'readonly', fetch: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
     },
   },
+  // CommonJS because dependency-cruiser reads its configuration that way.
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

@@ -22,7 +22,7 @@ import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
 import { registerRequestLog } from './observability/request-log.js';
 import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
-import { PolicySnapshot, type SharedParts } from './policy-snapshot.js';
+import { PolicySnapshot, type SharedParts } from './pipeline/policy-snapshot.js';
 import { ProvidedTasks } from './provided/provided-tasks.js';
 import { StatusPush } from './push/status-push.js';
 import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './reload/policy-reloader.js';
@@ -30,7 +30,7 @@ import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
-import { registerMcpRoutes } from './upstream/proxy-route.js';
+import { registerMcpRoutes } from './pipeline/mcp-routes.js';
 
 export interface GatewayDeps {
   logger?: Logger;

@@ -15,6 +15,7 @@ import type { McpMessage } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
+import { CallHold } from './call-hold.js';
 
 /** What the stage refused a request for, for the audit trail and metrics. */
 export interface LimitRefusal {
@@ -53,6 +54,8 @@ export class LimitsStage {
   private readonly suspensions = new TtlMap<number>(KNOWN_SUSPENSIONS);
   private readonly suspends: boolean;
   private readonly operatorSuspensions: boolean;
+  /** 2025 calls whose slot waits for the backend's answer (call-hold.ts). */
+  private readonly holds = new Set<CallHold>();
 
   /**
    * `operatorSuspensions`: operators may suspend and un-suspend principals (console.enabled), so
@@ -81,8 +84,8 @@ export class LimitsStage {
 
   /**
    * Admits the request, or rejects with the 429 to answer with; a tools/call slot is given
-   * back when the answer ends. Undefined (nothing to wait for) when no limit applies, so
-   * requests no limit concerns do not pay for a promise.
+   * back when the answer ends (2025: and the backend's, call-hold.ts). Undefined (nothing to
+   * wait for) when no limit applies, so requests no limit concerns do not pay for a promise.
    */
   admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const message = request.tg.mcp?.message;
@@ -112,12 +115,28 @@ export class LimitsStage {
     }
     if (rules.slots.length === 0) return;
     const slotKeys = rules.slots.map((rule) => rule.key);
-    reply.raw.once('close', () => {
+    const release = () => {
       // A slot not given back lapses after toolLimits.slotTtl; nothing else waits on this.
       this.deps.limits.release(owner, slotKeys, slotId, Date.now()).catch((error: unknown) => {
         request.log.warn({ err: error }, 'could not give back a tools/call concurrency slot; it lapses after toolLimits.slotTtl');
       });
-    });
+    };
+    if (request.tg.mcp?.era !== 'legacy') {
+      // 2026-07-28: a closed stream is the call's cancellation. The client's hang-up closes the
+      // upstream request (proxy-route.ts, before this listener runs), then the slot goes back.
+      reply.raw.once('close', release);
+      return;
+    }
+    // 2025: the backend runs on after a hang-up, so the slot waits for its answer.
+    const inFlight = request.tg.snapshot.inFlight;
+    const hold = new CallHold({ release, lapsesAt: now + this.policy.slotTtl, holds: this.holds, enterSnapshot: () => inFlight.enter() });
+    request.tg.callHold = hold;
+    reply.raw.once('close', () => hold.responseClosed());
+  }
+
+  /** Shutdown: the calls still held for their backend's answer are cut, their slots given back. */
+  close(): void {
+    for (const hold of [...this.holds]) hold.cut();
   }
 
   private async checkSuspension(request: FastifyRequest): Promise<void> {

@@ -33,6 +33,12 @@ export function toGatewayError(error: unknown): GatewayError {
   }
 }
 
+/** What a stream reports when its other end went away: a premature close, a reset, a broken pipe. */
+function isHangUpError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 /** The JSON-RPC id an error answer should carry: the request's, once it is known. */
 export function requestRpcId(request: FastifyRequest): JsonRpcId {
   const message = request.tg?.mcp?.message;
@@ -52,14 +58,24 @@ export function eraOfRequest(request: FastifyRequest): Era {
 
 export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   request.rejection = error.code;
+  const gone = reply.raw.destroyed && !reply.raw.writableFinished;
+  if (gone && isHangUpError(error.cause)) {
+    // The stream broke because the client hung up (logged at info when it did, proxy-route.ts):
+    // the hang-up is no internal error, and there is nobody to answer.
+    request.log.debug({ code: error.code, err: error.cause }, 'no answer: the client hung up');
+    return reply;
+  }
   if (error.code === 'TG_ERR_INTERNAL') {
     request.log.error({ err: error.cause ?? error }, 'internal error');
   } else {
     request.log.debug({ code: error.code, detail: error.detail }, 'request rejected');
   }
+  if (gone) return reply;
   if (reply.sent || reply.raw.headersSent) {
     // After headers (an SSE stream already flowing) the status cannot change: end the
-    // stream rather than write a second response into it.
+    // stream rather than write a second response into it. The gateway gives up on the
+    // response (aborted first, so the close is not taken for a hang-up).
+    request.tg?.abort.abort();
     reply.raw.destroy();
     return reply;
   }

@@ -68,3 +68,13 @@ export function sessionIdOf(request: FastifyRequest): string | undefined {
   const value = request.headers['mcp-session-id'];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
+
+/**
+ * The 2025 session the upstream knows this request by: a task's own session when the tasks
+ * stage pinned one (null: none), else the client's.
+ */
+export function upstreamSessionOf(request: FastifyRequest): string | undefined {
+  const pinned = request.tg.upstreamHeaders?.['mcp-session-id'];
+  if (pinned !== undefined) return pinned ?? undefined;
+  return request.tg.sessionId;
+}

@@ -4,10 +4,13 @@
  *   a tool result, isError: true  → failed in 2025-11-25; completed with result.isError in 2026
  *   any other tool result         → completed, the result kept
  *   2026 InputRequiredResult      → input_required, its inputRequests under keys unique over the
- *                                   task's life, its requestState kept for the retry (never shown)
+ *                                   task's life, its requestState kept for the retry (never shown);
+ *                                   with a requestState alone, the call made again (call-again.ts)
  *   no answer (timeout, unreachable, unreadable reply, shutdown) → failed, saying why
- * A result larger than tasks.provided.maxResultBytes ends the task failed, saying so: never a
- * result silently cut.
+ * tasks.provided.maxResultBytes bounds everything of the backend's a task keeps: the result, the
+ * JSON-RPC error, the input asked (inputRequests and requestState together; 2025: the questions
+ * left pending, together, task-driver.ts). Over it the task ends failed, saying so, and nothing
+ * of it is kept: never a result silently cut, never megabytes stored and served.
  */
 import type { Era } from '../mcp/era.js';
 import type { JsonObject, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -21,17 +24,24 @@ export interface OutcomeLimits {
   readonly statusMessageMaxLength: number;
 }
 
-/** 2026: rounds of input one task may ask for; past it the task fails (a backend in a loop). */
-export const MAX_INPUT_ROUNDS = 100;
+/**
+ * 2026: rounds one task may take (input asked, or the call made again with a requestState
+ * alone); past it the task fails (a backend in a loop).
+ */
+export const MAX_ROUNDS = 100;
+
+/** The status message of a task past MAX_ROUNDS. */
+export const TOO_MANY_ROUNDS = `the backend asked for more than ${MAX_ROUNDS} rounds (input, or the call made again)`;
 
 export type OutcomeStep =
   | { readonly kind: 'decide'; readonly decide: (view: ProvidedTaskView) => Decision }
-  /** 2026: the backend wants its requestState back with no input asked: retry at once. */
+  /** 2026: the backend wants its requestState back with no input asked: call again (call-again.ts). */
   | { readonly kind: 'retry'; readonly requestState: string }
   /** The call was stopped because the task was cancelled or is gone: nothing to write. */
   | { readonly kind: 'none' };
 
-export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLimits): OutcomeStep {
+/** `callMs`: how long the call took, added to the task's backend time (ProvidedState.spentMs). */
+export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLimits, callMs: number): OutcomeStep {
   const max = limits.statusMessageMaxLength;
   if (outcome.kind === 'failure') {
     if (outcome.failure === 'aborted') return { kind: 'none' };
@@ -39,6 +49,8 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
   }
   const { response } = outcome;
   if (response.error) {
+    const over = overCap('the backend\'s error', 'is', response.error, limits.maxResultBytes);
+    if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
     return { kind: 'decide', decide: ending('failed', { error: response.error }, response.error.message, max) };
   }
   const result = response.result;
@@ -46,22 +58,34 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
     const message = 'the backend answered the call without a result object';
     return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
   }
-  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, max);
-  const size = Buffer.byteLength(JSON.stringify(result));
-  if (size > limits.maxResultBytes) {
-    const message = `the result (${size} bytes) is larger than tasks.provided.maxResultBytes (${limits.maxResultBytes} bytes)`;
-    return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
-  }
+  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, limits, callMs);
+  const over = overCap('the result', 'is', result, limits.maxResultBytes);
+  if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
   if (era === 'legacy' && result.isError === true) {
     return { kind: 'decide', decide: ending('failed', { result }, 'the tool reported an error', max) };
   }
   return { kind: 'decide', decide: ending('completed', { result }, undefined, max) };
 }
 
+/**
+ * What a task may keep of the backend's answer, measured as stored (UTF-8 JSON): undefined
+ * when within `max`, else the status message the task fails with.
+ */
+export function overCap(what: string, verb: 'is' | 'are', value: unknown, max: number): string | undefined {
+  const size = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (size <= max) return undefined;
+  return `${what} (${size} bytes) ${verb} larger than tasks.provided.maxResultBytes (${max} bytes)`;
+}
+
 /** 2026 MRTR: the input the backend asks for becomes the task's inputRequests. */
-function inputStep(result: JsonObject, maxMessage: number): OutcomeStep {
+function inputStep(result: JsonObject, limits: OutcomeLimits, callMs: number): OutcomeStep {
+  const maxMessage = limits.statusMessageMaxLength;
   const requests = isObject(result.inputRequests) ? result.inputRequests : {};
   const requestState = typeof result.requestState === 'string' ? result.requestState : undefined;
+  // Both are kept until the next round (the state is stored; a retry without input holds it
+  // through its pause), so both count against the cap, together.
+  const over = overCap('the input the backend asks for', 'is', { inputRequests: requests, requestState }, limits.maxResultBytes);
+  if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, maxMessage) };
   const keys = Object.keys(requests);
   if (keys.length === 0) {
     if (requestState !== undefined) return { kind: 'retry', requestState };
@@ -73,10 +97,7 @@ function inputStep(result: JsonObject, maxMessage: number): OutcomeStep {
     decide: (view) => {
       if (isTerminalStatus(view.record.status)) return undefined;
       const round = view.state.round + 1;
-      if (round > MAX_INPUT_ROUNDS) {
-        const message = `the backend asked for input more than ${MAX_INPUT_ROUNDS} times`;
-        return ending('failed', failureOutcome(message), message, maxMessage)(view);
-      }
+      if (round > MAX_ROUNDS) return ending('failed', failureOutcome(TOO_MANY_ROUNDS), TOO_MANY_ROUNDS, maxMessage)(view);
       const inputRequests: Record<string, JsonObject> = {};
       const inputKeys: Record<string, string> = {};
       for (const key of keys) {
@@ -87,7 +108,8 @@ function inputStep(result: JsonObject, maxMessage: number): OutcomeStep {
         inputRequests[shown] = request;
         inputKeys[shown] = key;
       }
-      const state: ProvidedState = { ...view.state, round, inputRequests, inputKeys, requestState, inputResponses: {}, callId: undefined };
+      const spentMs = (view.state.spentMs ?? 0) + callMs;
+      const state: ProvidedState = { ...view.state, round, spentMs, inputRequests, inputKeys, requestState, inputResponses: {}, callId: undefined };
       return { patch: { status: 'input_required', statusMessage: undefined }, state };
     },
   };

@@ -29,8 +29,10 @@ export interface CallTarget {
 }
 
 export interface CallLimits {
-  /** The call may take this long in all, headers and body (the task's own timeout). */
+  /** The call may take this long in all, headers and body (what is left of the task's timeout). */
   readonly timeoutMs: number;
+  /** The failure's message past timeoutMs (default: that the backend did not answer within it). */
+  readonly timeoutMessage?: string;
   /**
    * 2025-11-25: a disconnect is no cancellation there, so a call the gateway stops is first
    * named in notifications/cancelled in its session. (2026: closing the stream is the cancel.)
@@ -128,7 +130,8 @@ export class CallRunner {
   }
 
   private async run(body: string): Promise<CallOutcome> {
-    const timer = setTimeout(() => this.abort('timeout', `the backend did not answer within ${this.limits.timeoutMs} ms`), this.limits.timeoutMs);
+    const message = this.limits.timeoutMessage ?? `the backend did not answer within ${this.limits.timeoutMs} ms`;
+    const timer = setTimeout(() => this.abort('timeout', message), this.limits.timeoutMs);
     timer.unref();
     let reply: Dispatcher.ResponseData;
     try {

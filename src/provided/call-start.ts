@@ -44,7 +44,10 @@ export interface CallPlan {
   readonly session?: string;
   /** Params added for this call: 2026 inputResponses and requestState on a retry. */
   readonly extraParams?: JsonObject;
+  /** What is left of the task's timeout (upstreams.*.providedTasks.timeout, all its calls together). */
   readonly timeoutMs: number;
+  /** A later call's failure message past timeoutMs (it then ran out of the task's timeout, not its own). */
+  readonly timeoutMessage?: string;
 }
 
 /** The call's target, with the headers `request` would be forwarded with. */
@@ -88,7 +91,7 @@ export function callTraceOf(request: FastifyRequest, reason: CallTrace['reason']
 }
 
 /** Starts the call: the runner sends it at once and reports to `reports`. */
-export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace): CallRunner {
+export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs' | 'timeoutMessage'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace): CallRunner {
   const callId = `taskgate-${randomUUID()}`;
   const meta = isObject(plan.call.params._meta) ? plan.call.params._meta : {};
   // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
@@ -104,7 +107,7 @@ export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'ext
   }
   const body = JSON.stringify({ jsonrpc: '2.0', id: callId, method: 'tools/call', params });
   const cancelNotice = !isModernVersion(target.headers['mcp-protocol-version']);
-  const runner = new CallRunner(callId, body, sentTo, { timeoutMs: plan.timeoutMs, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+  const runner = new CallRunner(callId, body, sentTo, { timeoutMs: plan.timeoutMs, timeoutMessage: plan.timeoutMessage, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
   if (span) {
     void runner.outcome
       .then((outcome) => (outcome.kind === 'answer' ? span.responded(outcome.status, outcome.response) : span.failed(outcome.failure)))

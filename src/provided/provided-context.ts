@@ -5,21 +5,7 @@ import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
 import type { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { BackendSupport } from './backend-support.js';
-
-/** A backend call this replica holds for a task (task-driver.ts), seen from the outside. */
-export interface HeldCall {
-  /** Stops the call because its task was cancelled (2025: the backend is told first). */
-  cancel(): Promise<void>;
-  /** Stops the call and ends its task failed with `message` (shutdown). */
-  fail(message: string): Promise<void>;
-  /** Settles when the call and its task's last write are done. */
-  readonly done: Promise<void>;
-  /**
-   * Takes back the lease that the lapsed-lease sweep took from this very call (this replica
-   * stalled past the lease, but is running the call still). False when the task moved on.
-   */
-  reclaimLease(): Promise<boolean>;
-}
+import type { HeldCall } from './held-call.js';
 
 export interface ProvidedContext {
   readonly store: Store;
@@ -33,6 +19,8 @@ export interface ProvidedContext {
   readonly held: Map<string, HeldCall>;
   /** Backend calls in flight here, tasks or not yet (2026 calls before promotion). */
   inFlight: number;
+  /** Set once the gateway shuts down: a task's next call is not started then, the task ends failed. */
+  closing: boolean;
   /** 2025 status notifications on the sessions' GET streams (src/push/legacy/). */
   readonly legacyPush: LegacyStatusPush;
 }

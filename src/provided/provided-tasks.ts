@@ -18,19 +18,20 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { Store } from '../store/store.js';
-import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport } from './backend-support.js';
-import type { CallRunner } from './call-runner.js';
+import { callAgain, overTimeout } from './call-again.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
-import type { HeldCall, ProvidedContext } from './provided-context.js';
+import type { HeldCall } from './held-call.js';
+import type { ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
 import { answerCancel, answerGet, applyUpdate, cancelProvidedTask, type Retry } from './task-answers.js';
 import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
-import { ending, failureOutcome, transition } from './transitions.js';
+import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from './transitions.js';
 
 export interface ProvidedTasksDeps {
   readonly store: Store;
@@ -46,7 +47,7 @@ export class ProvidedTasks {
 
   constructor(deps: ProvidedTasksDeps) {
     const legacyPush = new LegacyStatusPush(deps);
-    this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, legacyPush };
+    this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, closing: false, legacyPush };
   }
 
   /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
@@ -64,7 +65,7 @@ export class ProvidedTasks {
     const policy = tg.snapshot.config.upstreams[upstream]?.providedTasks;
     const era = tg.mcp!.era;
     if (!this.ctx.support.provides(policy, upstream, tool, era)) return undefined;
-    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era) };
+    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era, policy.timeout) };
     if (era === 'legacy') {
       if (!isObject(params.task)) return undefined;
       tg.toolName = tool.slice(0, 128);
@@ -166,10 +167,12 @@ export class ProvidedTasks {
    * failed, saying why. A task waiting for 2026 input holds no call and is left as it is.
    */
   async close(drainMs: number): Promise<void> {
+    // From now on no task's next call starts (call-again.ts): a call that ends meanwhile ends its task.
+    this.ctx.closing = true;
     const calls = [...this.ctx.held.values()];
     const all = Promise.all(calls.map((call) => call.done));
     if (await settledWithin(all.then(() => undefined), drainMs)) return;
-    await Promise.all(calls.map((call) => call.fail('the gateway shut down before the backend answered')));
+    await Promise.all(calls.map((call) => call.fail(SHUTDOWN_MESSAGE)));
   }
 
   /** Calls held on this replica now (tests and metrics). */
@@ -178,7 +181,7 @@ export class ProvidedTasks {
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: TaskDeps, request: FastifyRequest, era: 'legacy' | 'modern'): DriverSettings {
+  private settings(deps: TaskDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
     const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
@@ -186,8 +189,20 @@ export class ProvidedTasks {
       era,
       upstream: request.tg.route.pool.upstream,
       leaseMs: provided.lease,
+      timeoutMs,
       limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
-      retry: (record, runner, requestState) => this.retryAlone(settings, callLimits, record, runner, requestState),
+      retry: (record, previous, requestState, callMs) =>
+        callAgain(this.ctx, settings, {
+          record,
+          requestState,
+          callMs,
+          holdPolicy: () => previous.callTarget.hold(),
+          start: (next) => {
+            const plan = { call: next.call, extraParams: { requestState: next.requestState }, timeoutMs: next.timeoutMs, timeoutMessage: next.timeoutMessage };
+            const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: next.record };
+            new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(next.record);
+          },
+        }),
       // Not the request's trace: a retry without input runs after this request has ended.
       tracing: request.tg.snapshot.tracing,
     };
@@ -220,38 +235,22 @@ export class ProvidedTasks {
     }
     const extraParams: JsonObject = { inputResponses: retry.inputResponses };
     if (retry.requestState !== undefined) extraParams.requestState = retry.requestState;
-    const plan = { call, instance, extraParams, timeoutMs: this.timeoutFor(policy.timeout, retry.record) };
+    // What is left of the task's timeout: its calls so far took part of it (the client's time to answer did not).
+    const left = policy.timeout - (retry.view.state.spentMs ?? 0);
+    const timeoutMessage = overTimeout(policy.timeout, retry.view.state.round + 1);
+    if (left <= 0) {
+      void this.failUnstarted(deps, retry.record, timeoutMessage);
+      return;
+    }
+    const plan = { call, instance, extraParams, timeoutMs: Math.max(1, Math.min(left, retry.record.expiresAt - Date.now())), timeoutMessage };
     const target = callTarget(request, plan, false);
     const limits = request.tg.snapshot.config.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
-    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern')).attach(retry.record);
-  }
-
-  /** 2026: the backend wants its requestState back and asked the client nothing: retried at once. */
-  private retryAlone(settings: DriverSettings, callLimits: { maxResponseBytes: number; maxSseEventBytes: number }, record: TaskRecord, previous: CallRunner, requestState: string): void {
-    // Taken before the previous call's driver lets go: its policy (and agent) stays open until the next call holds it.
-    const leavePolicy = previous.callTarget.hold();
-    void (async () => {
-      const view = await this.ctx.store.readProvidedTask(record.handle);
-      const call = view?.state.call;
-      if (!view || !call || isTerminalStatus(view.record.status)) return;
-      const round = view.state.round + 1;
-      const moved = await transition(this.ctx.store, record.handle, (now) => (now.rev === view.rev ? { patch: {}, state: { ...now.state, round } } : undefined));
-      if (!moved) return;
-      const plan = { call, extraParams: { requestState }, timeoutMs: previous.timeoutMs };
-      const trace = settings.tracing && { tracing: settings.tracing, upstream: settings.upstream, reason: 'retry' as const, task: moved.after.record };
-      new TaskDriver(this.ctx, (reports) => startCall(previous.callTarget, plan, callLimits, reports, trace), settings).attach(moved.after.record);
-    })()
-      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not retry a provided task\'s call'))
-      .finally(leavePolicy);
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
   }
 
   private async failUnstarted(deps: TaskDeps, record: TaskRecord, message: string): Promise<void> {
     const moved = await transition(this.ctx.store, record.handle, ending('failed', failureOutcome(message), message, deps.policy.statusMessageMaxLength));
     if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'failed');
-  }
-
-  private timeoutFor(timeoutMs: number, record: TaskRecord): number {
-    return Math.max(1, Math.min(timeoutMs, record.expiresAt - Date.now()));
   }
 }

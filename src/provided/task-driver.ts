@@ -17,9 +17,10 @@ import { isTerminalStatus } from '../task-model/task-record.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
-import { stepForOutcome, type OutcomeLimits } from './call-outcome.js';
+import { overCap, stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
-import type { HeldCall, ProvidedContext } from './provided-context.js';
+import type { HeldCall } from './held-call.js';
+import type { ProvidedContext } from './provided-context.js';
 import { transition } from './transitions.js';
 import type { Tracing } from '../tracing/tracing.js';
 
@@ -36,8 +37,13 @@ export interface DriverSettings {
   readonly upstream: string;
   readonly leaseMs: number;
   readonly limits: OutcomeLimits;
-  /** Starts the next call of the same task with `requestState` (2026, no input asked). */
-  readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string) => void;
+  /** upstreams.*.providedTasks.timeout: the task's backend time, all its calls together. */
+  readonly timeoutMs: number;
+  /**
+   * Makes the same task's call again with `requestState` (2026, no input asked; call-again.ts),
+   * settled once the next step is taken (a pause, or the task ended).
+   */
+  readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string, callMs: number) => Promise<void>;
   /** The policy's tracing, for the spans of later calls (undefined with tracing off). */
   readonly tracing?: Tracing;
 }
@@ -108,12 +114,16 @@ export class TaskDriver implements HeldCall {
 
   private async finish(outcome: CallOutcome): Promise<void> {
     const record = await this.attachment;
-    this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, (performance.now() - this.startedAt) / 1000);
-    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits) : undefined;
+    const callMs = performance.now() - this.startedAt;
+    this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, callMs / 1000);
+    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits, callMs) : undefined;
     if (!record || step?.kind === 'retry') {
-      this.stop();
       // The next call of the same task takes the lease over (same replica): not released here.
-      if (record && step?.kind === 'retry') this.settings.retry(record, this.runner, step.requestState);
+      // Until the next step is taken the call stays held, so that a shutdown meanwhile waits for
+      // it (call-again.ts: past the shutdown no next call starts, the task ends failed).
+      this.stop(true);
+      if (record && step?.kind === 'retry') await this.settings.retry(record, this.runner, step.requestState, callMs);
+      this.unhold();
       return;
     }
     // The lease is kept while the outcome is being written: it may take a while if the store is away.
@@ -149,13 +159,19 @@ export class TaskDriver implements HeldCall {
     if (isTerminalStatus(status)) this.ctx.metrics.providedTasksEnded.inc({ upstream: this.settings.upstream, outcome: status });
   }
 
-  private stop(): void {
+  /** `keepHeld`: still in ctx.held until unhold(). */
+  private stop(keepHeld = false): void {
     clearInterval(this.leaseTimer);
     this.unsubscribe?.();
     if (this.progress) clearTimeout(this.progress.timer);
     this.progress = undefined;
     this.ctx.inFlight--;
     this.ctx.metrics.providedCallsRunning.dec();
+    if (!keepHeld) this.unhold();
+  }
+
+  /** No longer held here (unless something else holds the task now, the pause before its next call). */
+  private unhold(): void {
     if (this.record && this.ctx.held.get(this.record.handle) === this) this.ctx.held.delete(this.record.handle);
   }
 
@@ -197,9 +213,11 @@ export class TaskDriver implements HeldCall {
       const latest = this.progress?.text ?? text;
       this.progress = undefined;
       const statusMessage = sanitizeStatusMessage(latest, this.settings.limits.statusMessageMaxLength);
+      // The store refuses it once the task has ended (a cancel, the outcome, on any replica):
+      // progress that arrives late never overwrites the end.
       this.ctx.store
-        .updateTask(record.handle, { statusMessage, lastUpdatedAtIso: new Date().toISOString() })
-        .then(() => this.ctx.store.events.publish(record.handle))
+        .writeProvidedProgress(record.handle, statusMessage, new Date().toISOString())
+        .then((written) => (written ? this.ctx.store.events.publish(record.handle) : undefined))
         .catch(() => undefined);
     }, PROGRESS_WRITE_MS);
     timer.unref();
@@ -219,6 +237,11 @@ export class TaskDriver implements HeldCall {
     const params = isObject(request.params) ? request.params : {};
     const meta = isObject(params._meta) ? params._meta : {};
     const relayed = { jsonrpc: '2.0', id, method: request.method, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: record.handle } } } };
+    const maxBytes = this.settings.limits.maxResultBytes;
+    // The questions are kept with the task (and served on its tasks/result streams) until
+    // answered: together they are held to the cap on what a task keeps (call-outcome.ts).
+    const tooLarge = overCap('the backend\'s questions', 'are', [relayed], maxBytes);
+    if (tooLarge) return this.runner.abort('bad_reply', tooLarge);
     await this.ctx.store.putServerRequest(
       id,
       { upstream: record.upstream, instance: this.runner.origin, upstreamSession: record.upstreamSession, upstreamId: request.id, handle: record.handle },
@@ -229,6 +252,11 @@ export class TaskDriver implements HeldCall {
       const pending = view.state.pendingRequests ?? [];
       if (pending.length >= MAX_PENDING_REQUESTS) {
         this.runner.abort('bad_reply', `the backend asked more than ${MAX_PENDING_REQUESTS} questions without an answer`);
+        return undefined;
+      }
+      const over = overCap('the backend\'s questions', 'are', [...pending, relayed], maxBytes);
+      if (over) {
+        this.runner.abort('bad_reply', over);
         return undefined;
       }
       return { patch: { status: 'input_required' }, state: { ...view.state, pendingRequests: [...pending, relayed] } };

@@ -50,11 +50,26 @@ export async function transition(store: Store, handle: string, decide: (view: Pr
 export function ending(status: 'completed' | 'failed' | 'cancelled', outcome: ProvidedOutcome | undefined, message: string | undefined, maxMessage: number) {
   return (view: ProvidedTaskView): Decision => {
     if (isTerminalStatus(view.record.status)) return undefined;
-    const state: ProvidedState = { ...view.state, outcome, call: undefined, callId: undefined, inputRequests: undefined, pendingRequests: undefined };
+    // Only the outcome is kept: nothing retries or answers an ended task, so the call, the
+    // input asked and answered and the backend's requestState go.
+    const state: ProvidedState = {
+      ...view.state,
+      outcome,
+      call: undefined,
+      callId: undefined,
+      inputRequests: undefined,
+      inputKeys: undefined,
+      inputResponses: undefined,
+      requestState: undefined,
+      pendingRequests: undefined,
+    };
     const patch: TaskPatch = { status, statusMessage: message === undefined ? undefined : sanitizeStatusMessage(message, maxMessage) };
     return { patch, state };
   };
 }
+
+/** Why a task ends failed when the gateway shuts down before its backend answered. */
+export const SHUTDOWN_MESSAGE = 'the gateway shut down before the backend answered';
 
 /** The error a task that failed without a JSON-RPC error of the backend's is answered with. */
 export function failureOutcome(message: string): ProvidedOutcome {

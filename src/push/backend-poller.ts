@@ -16,6 +16,7 @@ import { presentPolledAnswer } from '../tasks/poll-answer.js';
 import type { TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { parseRpcAnswer } from './rpc-answer.js';
+import { timerDelay } from '../lifecycle/timer-delay.js';
 
 /** No poll comes sooner than this after the last, whatever interval a task says. */
 const MIN_POLL_MS = 100;
@@ -125,7 +126,8 @@ export class BackendPoller {
   private schedule(watched: Watched, delayMs: number): void {
     if (this.closed || watched.pushed) return;
     clearTimeout(watched.timer);
-    watched.timer = setTimeout(() => void this.poll(watched), delayMs);
+    // The interval is the backend's: a huge one must not overflow into a 1 ms timer.
+    watched.timer = setTimeout(() => void this.poll(watched), timerDelay(delayMs));
     watched.timer.unref();
   }
 

@@ -99,9 +99,13 @@ export class StatusPush {
     }
   }
 
-  /** Ends every listener's stream (the gateway is closing). */
+  /**
+   * Ends every listener's subscription (the gateway is closing): gracefully, with the listen
+   * request's SubscriptionsListenResult, as the 2026-07-28 schema asks of a server shutting
+   * down, so a client can tell "listen again elsewhere" from a broken connection.
+   */
   close(): void {
-    for (const stream of [...this.streams]) stream.abort();
+    for (const stream of [...this.streams]) stream.complete();
     this.upstreams.close();
     this.poller.close();
   }

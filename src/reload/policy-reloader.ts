@@ -13,7 +13,7 @@
  * Reloads run one at a time, in the order asked.
  */
 import { ConfigError, formatIssue, parseConfig, readPolicyText, type Config, type ConfigIssue } from '../config/index.js';
-import { PolicySnapshot, type SharedParts } from '../policy-snapshot.js';
+import { PolicySnapshot, type SharedParts } from '../pipeline/policy-snapshot.js';
 import { comparePolicies } from './policy-diff.js';
 import { hashGaugeValue, hashOfConfig, sha256Hex } from './policy-source.js';
 

@@ -84,6 +84,10 @@ export class MemoryStore implements Store {
     return this.tasks.writeProvided(handle, rev, patch, state, Date.now());
   }
 
+  async writeProvidedProgress(handle: string, statusMessage: string, lastUpdatedAtIso: string): Promise<boolean> {
+    return this.tasks.writeProvidedProgress(handle, statusMessage, lastUpdatedAtIso, Date.now());
+  }
+
   async holdLease(handle: string, holder: string, until: number): Promise<boolean> {
     return this.tasks.holdLease(handle, holder, until, Date.now());
   }

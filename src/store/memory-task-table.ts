@@ -151,11 +151,18 @@ export class MemoryTaskTable {
   writeProvided(handle: string, rev: number, patch: TaskPatch, state: ProvidedState, now: number): boolean {
     const record = this.records.get(handle);
     const entry = this.provided.get(handle);
-    if (!record || !entry || record.expiresAt <= now || entry.rev !== rev) return false;
+    if (!record || !entry || record.expiresAt <= now || entry.rev !== rev || isTerminalStatus(record.status)) return false;
     if (patch.status !== undefined && patch.status !== record.status) this.polls.delete(handle);
     this.update(handle, patch);
     entry.state = structuredClone(state);
     entry.rev = rev + 1;
+    return true;
+  }
+
+  writeProvidedProgress(handle: string, statusMessage: string, lastUpdatedAtIso: string, now: number): boolean {
+    const record = this.records.get(handle);
+    if (!record || !this.provided.has(handle) || record.expiresAt <= now || isTerminalStatus(record.status)) return false;
+    this.update(handle, { statusMessage, lastUpdatedAtIso });
     return true;
   }
 

@@ -18,12 +18,22 @@ export interface ProvidedStore {
   readProvidedTask(handle: string): Promise<ProvidedTaskView | undefined>;
   /**
    * Applies `patch` to the record and replaces the state, only while the task is still at
-   * `rev` (it is then at rev + 1). False when another step came first or the task is gone:
-   * read it again and decide again. A patch that changes the status drops the poll snapshot
-   * (an early poll answered from it would show the task going back), and the indexes follow
-   * as they do for updateTask (a task that ends no longer counts against its owner).
+   * `rev` (it is then at rev + 1) and has not ended. False when another step came first or the
+   * task is gone: read it again and decide again. False too, changing nothing, once the task is
+   * terminal: a task that ended never changes, whatever a caller decided. A patch that changes
+   * the status drops the poll snapshot (an early poll answered from it would show the task
+   * going back), and the indexes follow as they do for updateTask (a task that ends no longer
+   * counts against its owner).
    */
   writeProvidedTask(handle: string, rev: number, patch: TaskPatch, state: ProvidedState): Promise<boolean>;
+  /**
+   * The backend's progress on a running task: sets the record's statusMessage and
+   * lastUpdatedAtIso, and nothing else (no revision check, no new revision: progress does not
+   * compete with the steps above, it only must never outlive the task's end). False, changing
+   * nothing, when the task is terminal, expired, gone, or not provided: a progress write that
+   * arrives after a cancel or the outcome leaves the end as it was written.
+   */
+  writeProvidedProgress(handle: string, statusMessage: string, lastUpdatedAtIso: string): Promise<boolean>;
   /**
    * `holder` (a replica) runs the task's backend call until `until` (epoch ms), taking or
    * renewing the lease. False when the task is gone or terminal, or another holder's lease

@@ -16,6 +16,7 @@ declare module 'ioredis' {
     taskgateWriteProvidedRecord(...keysAndArgs: string[]): Result<number, Context>;
     taskgateReadProvidedTask(...keysAndArgs: string[]): Result<(string | null)[] | null, Context>;
     taskgateWriteProvidedTask(...keysAndArgs: string[]): Result<(string | null)[] | null, Context>;
+    taskgateWriteProvidedProgress(...keysAndArgs: string[]): Result<number, Context>;
     taskgateHoldLease(...keysAndArgs: string[]): Result<number, Context>;
     taskgateHoldIndexedLease(...keysAndArgs: string[]): Result<number, Context>;
     taskgateReleaseLease(...keysAndArgs: string[]): Result<number, Context>;
@@ -102,15 +103,16 @@ local reply = { redis.call('HGET', KEYS[1], 'rev'), redis.call('GET', KEYS[2]) }
 for _, value in ipairs(fields) do reply[#reply + 1] = value end
 return reply`,
   },
-  // writeProvidedTask: only at revision ARGV[1], on a task not expired at ARGV[2]. A patch to
-  // another status (ARGV[3], '' if none) drops the poll state and snapshot. KEYS: the task's
-  // own keys (ownKeys). ARGV: rev, now, status, sealed state, then the update as patch_task
-  // reads it from ARGV[5]. Returns nil when refused, else as taskgateUpdateTask.
+  // writeProvidedTask: only at revision ARGV[1], on a task not expired at ARGV[2] and not
+  // terminal (a task that ended never changes). A patch to another status (ARGV[3], '' if none)
+  // drops the poll state and snapshot. KEYS: the task's own keys (ownKeys). ARGV: rev, now,
+  // status, sealed state, then the update as patch_task reads it from ARGV[5]. Returns nil
+  // when refused, else as taskgateUpdateTask.
   taskgateWriteProvidedTask: {
     keys: 5,
     body: `
 local current = redis.call('HMGET', KEYS[1], 'rev', 'expiresAt', 'status')
-if current[1] ~= ARGV[1] or tonumber(current[2]) <= tonumber(ARGV[2]) then return false end
+if current[1] ~= ARGV[1] or tonumber(current[2]) <= tonumber(ARGV[2]) or TERMINAL[current[3]] then return false end
 if ARGV[3] ~= '' and ARGV[3] ~= current[3] then redis.call('DEL', KEYS[2], KEYS[3]) end
 local before = patch_task(KEYS, 5)
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
@@ -118,6 +120,17 @@ redis.call('SET', KEYS[4], ARGV[4], 'PX', redis.call('PTTL', KEYS[1]))
 local reply = { before[1], before[2] }
 for _, value in ipairs(redis.call('HGETALL', KEYS[1])) do reply[#reply + 1] = value end
 return reply`,
+  },
+  // writeProvidedProgress: statusMessage and lastUpdatedAtIso of a provided task that is
+  // neither terminal nor expired at ARGV[1]. KEYS: record. ARGV: now, statusMessage,
+  // lastUpdatedAtIso. Returns 1, or 0 when refused.
+  taskgateWriteProvidedProgress: {
+    keys: 1,
+    body: `
+local task = redis.call('HMGET', KEYS[1], 'kind', 'status', 'expiresAt')
+if task[1] ~= 'provided' or not task[2] or TERMINAL[task[2]] or tonumber(task[3]) <= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'statusMessage', ARGV[2], 'lastUpdatedAtIso', ARGV[3])
+return 1`,
   },
   // Cluster: the lease alone; the index is the caller's next step. KEYS: record, lease.
   // ARGV: holder, until, now. Returns the record's remaining life (ms), 0 when refused.

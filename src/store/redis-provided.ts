@@ -72,6 +72,11 @@ export class RedisProvidedTasks {
     return true;
   }
 
+  async writeProgress(handle: string, statusMessage: string, lastUpdatedAtIso: string): Promise<boolean> {
+    const record = this.parts.keys.task(handle).record;
+    return (await this.parts.client.taskgateWriteProvidedProgress(record, String(Date.now()), statusMessage, lastUpdatedAtIso)) === 1;
+  }
+
   async holdLease(handle: string, holder: string, until: number): Promise<boolean> {
     const { client, keys } = this.parts;
     const task = keys.task(handle);

@@ -171,6 +171,10 @@ export class RedisStore implements Store {
     return this.run(() => this.provided.write(handle, rev, patch, state));
   }
 
+  async writeProvidedProgress(handle: string, statusMessage: string, lastUpdatedAtIso: string): Promise<boolean> {
+    return this.run(() => this.provided.writeProgress(handle, statusMessage, lastUpdatedAtIso));
+  }
+
   async holdLease(handle: string, holder: string, until: number): Promise<boolean> {
     return this.run(() => this.provided.holdLease(handle, holder, until));
   }

@@ -27,8 +27,16 @@ export interface ProvidedState {
   instance: string;
   /** JSON-RPC id of the running backend call (2025: what notifications/cancelled names). */
   callId?: string;
-  /** 2026-07-28: rounds of input asked so far (MRTR). */
+  /** 2026-07-28: rounds so far (MRTR): every call made again, with input asked or without. */
   round: number;
+  /** 2026-07-28: calls made again without input asked (a requestState alone), for the pause before the next. */
+  retries?: number;
+  /**
+   * 2026-07-28: the task's backend time so far, in ms: every call of the task and the pauses
+   * between calls made again without input, together (the time the client takes to answer is
+   * not counted: the TTL bounds that). upstreams.*.providedTasks.timeout bounds it.
+   */
+  spentMs?: number;
   /** 2026-07-28: the input asked of the client, under keys unique over the task's life. */
   inputRequests?: Record<string, JsonObject>;
   /** 2026-07-28: for each key shown to the client, the backend's own key. */

@@ -5,7 +5,7 @@
  */
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { TaskPatch, TaskRecord } from '../task-model/task-record.js';
-import { isObject, presentTask, readTask, recordedStatusMessage, type JsonObject, type TaskFields } from './task-shapes.js';
+import { presentDetailedTask, readTask, recordedStatusMessage, type JsonObject, type TaskFields } from './task-shapes.js';
 
 /** The record follows what the backend reports; lifetime and interval stay within policy. */
 export function nextState(policy: TasksConfig, record: TaskRecord, fields: TaskFields): TaskPatch {
@@ -15,7 +15,7 @@ export function nextState(policy: TasksConfig, record: TaskRecord, fields: TaskF
   const nextTtl = fields.ttlMs === undefined ? record.ttlMs : Math.max(record.ttlMs, Math.min(fields.ttlMs ?? cap, cap));
   return {
     status: fields.status,
-    statusMessage: recordedStatusMessage(fields.statusMessage, policy.statusMessageMaxLength),
+    statusMessage: recordedStatusMessage(fields.statusMessage, policy.statusMessageMaxLength, record),
     lastUpdatedAtIso: fields.lastUpdatedAt ?? record.lastUpdatedAtIso,
     ttlMs: nextTtl,
     expiresAt: record.createdAt + nextTtl,
@@ -25,19 +25,17 @@ export function nextState(policy: TasksConfig, record: TaskRecord, fields: TaskF
 
 /**
  * Rewrites `result` (a tasks/get result, or the params of a backend's notifications/tasks) in
- * place into what the owner is shown: the handle, the gateway's lifetime and interval, and
- * (2026) resultType where ext-tasks needs it. Undefined when it is not a task at all.
+ * place into what the owner is shown: the handle (in place of the backend id wherever the
+ * backend wrote it), the gateway's lifetime and interval, and (2026) the shapes ext-tasks
+ * requires. Undefined when it is not a task at all.
  */
 export function presentPolledAnswer(policy: TasksConfig, record: TaskRecord, result: JsonObject): { patch: TaskPatch; updated: TaskRecord } | undefined {
   const fields = readTask(result, record.era);
   if (!fields) return undefined;
   const patch = nextState(policy, record, fields);
   const updated = { ...record, ...patch };
-  presentTask(result, updated);
-  if (record.era === 'modern') {
-    result.resultType = 'complete';
-    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
-    if (isObject(result.result)) result.result.resultType ??= 'complete';
-  }
+  presentDetailedTask(result, updated);
+  // The standard result shape of tasks/get, whatever the backend put there.
+  if (record.era === 'modern') result.resultType = 'complete';
   return { patch, updated };
 }

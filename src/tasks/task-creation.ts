@@ -8,11 +8,13 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError, renderErrorBody } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
+import { hideBackendId } from './backend-ids.js';
 import { mintHandle } from './handle.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { countCreation, creatorOf, ownerOf, type TaskDeps } from './task-context.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { presentTask, readTask, recordedStatusMessage, type JsonObject } from './task-shapes.js';
+import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 
 export async function registerCreatedTask(
   deps: TaskDeps,
@@ -34,8 +36,9 @@ export async function registerCreatedTask(
   const cap = Math.min(override?.maxTtl ?? Infinity, deps.policy.ttl.max);
   const ttlMs = fields.ttlMs === null || fields.ttlMs === undefined ? cap : Math.min(fields.ttlMs, cap);
   const poll = deps.policy.poll;
+  const handle = mintHandle();
   const record: TaskRecord = {
-    handle: mintHandle(),
+    handle,
     kind: 'backend',
     owner: ownerOf(request),
     upstream: tg.route.pool.upstream,
@@ -53,7 +56,7 @@ export async function registerCreatedTask(
     expiresAt: now + ttlMs,
     pollIntervalMs: enforcedInterval(fields.pollIntervalMs, poll.floor, poll.default),
     status: fields.status,
-    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength),
+    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength, { handle, upstreamTaskId: fields.taskId }),
     readOnce: override?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
@@ -101,17 +104,14 @@ export async function registerCreatedTask(
     );
   }
   presentTask(taskObject, record);
+  // 2025 nests the task: the result around it (its _meta) may name the backend id as well.
+  if (era === 'legacy') hideBackendId(response.result, record, 'meta');
   tg.createdTask = record;
   deps.observer.created(record);
   return response;
 }
 
 /** The session the request used upstream: the task's own when the gateway pinned one. */
-export function upstreamSessionOf(request: FastifyRequest): string | undefined {
-  const pinned = request.tg.upstreamHeaders?.['mcp-session-id'];
-  if (pinned !== undefined) return pinned ?? undefined;
-  return request.tg.sessionId;
-}
 
 function protocolVersionOf(request: FastifyRequest): string | undefined {
   const header = request.headers['mcp-protocol-version'];

@@ -12,7 +12,7 @@ import { isHandleShaped, isServerRequestId } from './handle.js';
 import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
 import { isInScope, isTaskStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
-import { isObject, taskFromRecord } from './task-shapes.js';
+import { isObject, taskFromRecord, wholeIntervalMs, wholeTtlMs } from './task-shapes.js';
 
 const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
 
@@ -135,7 +135,7 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     throw new GatewayError('TG_ERR_POLL_TOO_EARLY', {
       headers: { 'retry-after': String(seconds) },
-      data: { retryAfterMs: Math.ceil(decision.retryAfterMs), pollIntervalMs: record.pollIntervalMs },
+      data: { retryAfterMs: Math.ceil(decision.retryAfterMs), pollIntervalMs: wholeIntervalMs(record.pollIntervalMs) },
     });
   }
   if (decision.snapshot === undefined) {
@@ -205,7 +205,8 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
   const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
   const requested = params.task.ttl;
   const wanted = typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default;
-  params.task.ttl = Math.min(wanted, cap);
+  // Whole milliseconds (TaskMetadata.ttl is an integer): a client's 1500.5 reaches the backend as 1500.
+  params.task.ttl = wholeTtlMs(Math.min(wanted, cap));
   rewriteBody(request, message);
   return undefined;
 }

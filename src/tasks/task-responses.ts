@@ -9,9 +9,11 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../mc
 import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
 import { mintServerRequestId } from './handle.js';
 import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
-import { registerCreatedTask, upstreamSessionOf } from './task-creation.js';
+import { registerCreatedTask } from './task-creation.js';
+import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import { changesNothing, isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { creationTaskObject, isObject, presentTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
+import { hideBackendId, type Shape } from './backend-ids.js';
+import { creationTaskObject, isObject, presentDetailedTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
 import { nextState, presentPolledAnswer } from './poll-answer.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -33,12 +35,8 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
 
   if (response.error) {
     // Backend errors about a task may quote its id, in the message or the data; the client
-    // only knows the handle. (Error paths are rare, so a round trip through JSON is fine.)
-    if (!record) return undefined;
-    const swap = (text: string) => text.split(record.upstreamTaskId).join(record.handle);
-    response.error.message = swap(response.error.message);
-    if (response.error.data !== undefined) response.error.data = JSON.parse(swap(JSON.stringify(response.error.data))) as unknown;
-    return response;
+    // only knows the handle.
+    return record && hideBackendId(response.error, record) ? response : undefined;
   }
   const result = response.result;
   if (!isObject(result)) return undefined;
@@ -63,16 +61,21 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
     }
     if (method === 'tasks/get') return presentPolledTask(deps, request, response, result, record);
     if (method === 'tasks/result') {
-      const changed = await rewriteRelatedTask(deps, request, result, record);
+      // The tool's result, carried for the client: only its _meta is the gateway's.
+      const changed = await hideInMessage(deps, request, result, 'meta');
       await forgetIfReadOnce(deps, record);
       return changed ? response : undefined;
     }
-    if (era === 'modern') result.resultType ??= 'complete'; // update and cancel acks
+    if (era === 'modern') {
+      // update and cancel acks: the standard result shape, whatever the backend put there.
+      result.resultType = 'complete';
+      hideBackendId(result, record);
+    }
     if (method === 'tasks/update' || method === 'tasks/cancel') await deps.store.invalidatePoll(record.handle);
     return response;
   }
   // Most replies (every plain tools/call) carry no task: relayed as the bytes they came as.
-  return (await rewriteRelatedTask(deps, request, result, record)) ? response : undefined;
+  return (await hideInMessage(deps, request, result, 'meta')) ? response : undefined;
 }
 
 /** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
@@ -146,7 +149,8 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
 
 /** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
 async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
-  const changed = isObject(message.params) && (await rewriteRelatedTask(deps, request, message.params, request.tg.task));
+  // The question is the task's, for the client: only its _meta is the gateway's.
+  const changed = isObject(message.params) && (await hideInMessage(deps, request, message.params, 'meta'));
   const tg = request.tg;
   if (!tg.instance) return changed ? message : undefined;
   const id = mintServerRequestId();
@@ -168,32 +172,45 @@ async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, mess
     // A task the gateway does not hold has no handle to show; its backend id must not leak.
     if (!fields || !record) return null;
     const updated = await learnStatus(deps, record, fields);
-    presentTask(message.params, updated);
+    presentDetailedTask(message.params, updated);
     return message;
   }
-  // Progress and other notifications with no task in them go on as the bytes they came as.
-  return (await rewriteRelatedTask(deps, request, message.params, request.tg.task)) ? message : undefined;
+  // Progress, log lines: the backend's words about the task (its id hidden in all of them).
+  // Notifications with no task in them go on as the bytes they came as.
+  return (await hideInMessage(deps, request, message.params, 'whole')) ? message : undefined;
 }
 
 /**
- * `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed.
- * True when the holder changed; false when it has no related task (nothing to rewrite).
+ * What a message says about a task (the one the request is about, or the one its related-task
+ * _meta names), with the backend id hidden (backend-ids.ts) in the parts `shape` allows. True
+ * when the holder changed; false when it names no task (nothing to rewrite).
  */
-async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<boolean> {
+async function hideInMessage(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, shape: Shape): Promise<boolean> {
+  const related = await rewriteRelatedTask(deps, request, holder, request.tg.task);
+  const record = related.record ?? request.tg.task;
+  const hidden = record !== undefined && hideBackendId(holder, record, shape);
+  return related.changed || hidden;
+}
+
+/**
+ * `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed;
+ * `record` is the task it named, when the gateway holds one.
+ */
+async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<{ changed: boolean; record?: TaskRecord }> {
   const meta = holder._meta;
-  if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return false;
+  if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return { changed: false };
   const related = meta[RELATED_TASK];
   const upstreamId = related.taskId;
   // Not a string: not an id the gateway could have minted a handle for; removed all the same,
   // as an id the client cannot use.
   if (typeof upstreamId !== 'string') {
     delete meta[RELATED_TASK];
-    return true;
+    return { changed: true };
   }
-  const handle = known?.upstreamTaskId === upstreamId ? known.handle : (await recordOfUpstreamTask(deps, request, upstreamId))?.handle;
-  if (handle) related.taskId = handle;
+  const record = known?.upstreamTaskId === upstreamId ? known : await recordOfUpstreamTask(deps, request, upstreamId);
+  if (record) related.taskId = record.handle;
   else delete meta[RELATED_TASK];
-  return true;
+  return { changed: true, record };
 }
 
 async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {

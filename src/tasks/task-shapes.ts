@@ -5,11 +5,18 @@
  *   2026-07-28  { taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs? }
  *               flat, with resultType "task" on creation and "complete" on tasks/get
  * Reading is lenient about what the gateway does not need; presenting rewrites exactly the
- * fields the gateway owns (id, lifetime, poll interval, status message) and keeps the rest.
+ * fields the gateway owns (id, lifetime, poll interval, status message), hides the backend id
+ * in the rest (backend-ids.ts), and keeps it.
+ *
+ * ext-tasks since e4345978 (docs/architecture.md, "Protocol revisions"): ttlMs and
+ * pollIntervalMs are integers, a failed task's `error` is a JSON-RPC error object, and every
+ * task-shaped result carries its resultType. The 2025-11-25 schema has integer ttl and
+ * pollInterval too. What a backend sends otherwise is made so here, on the way in and out.
  */
 import type { Era } from '../mcp/era.js';
 import { isTaskStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
+import { hideBackendId, hideBackendIdInText, type TaskIds } from './backend-ids.js';
 
 export interface TaskFields {
   taskId: string;
@@ -39,9 +46,19 @@ export function readTask(value: unknown, era: Era): TaskFields | undefined {
     statusMessage: typeof value.statusMessage === 'string' ? value.statusMessage : undefined,
     createdAt: typeof value.createdAt === 'string' ? value.createdAt : undefined,
     lastUpdatedAt: typeof value.lastUpdatedAt === 'string' ? value.lastUpdatedAt : undefined,
-    ttlMs: ttl === null ? null : isNonNegative(ttl) ? ttl : undefined,
-    pollIntervalMs: isNonNegative(poll) ? poll : undefined,
+    ttlMs: ttl === null ? null : isNonNegative(ttl) ? wholeTtlMs(ttl) : undefined,
+    pollIntervalMs: isNonNegative(poll) ? wholeIntervalMs(poll) : undefined,
   };
+}
+
+/** A lifetime in whole milliseconds, rounded down: the gateway never promises more than was said. */
+export function wholeTtlMs(ms: number): number {
+  return Math.min(Math.floor(ms), Number.MAX_SAFE_INTEGER);
+}
+
+/** A poll interval in whole milliseconds, rounded up: a client is never asked to poll sooner than the backend asked. */
+export function wholeIntervalMs(ms: number): number {
+  return Math.min(Math.ceil(ms), Number.MAX_SAFE_INTEGER);
 }
 
 /** The task object inside a creation result, or undefined when the result created no task. */
@@ -59,10 +76,35 @@ export function creationTaskObject(result: unknown, era: Era): JsonObject | unde
  */
 export function presentTask(task: JsonObject, record: TaskRecord): void {
   task.taskId = record.handle;
-  task[TTL_KEY[record.era]] = record.ttlMs;
-  task[POLL_KEY[record.era]] = record.pollIntervalMs;
+  task[TTL_KEY[record.era]] = wholeTtlMs(record.ttlMs);
+  task[POLL_KEY[record.era]] = wholeIntervalMs(record.pollIntervalMs);
   if (record.statusMessage === undefined) delete task.statusMessage;
   else task.statusMessage = record.statusMessage;
+  hideBackendId(task, record, 'task');
+}
+
+/**
+ * presentTask for a DetailedTask (a tasks/get answer, a notifications/tasks): in 2026 also the
+ * inline parts the extension shapes, a failed task's error as a JSON-RPC error object and the
+ * inline result with its own resultType (ext-tasks rejects one without it, WIRE-NOTES).
+ */
+export function presentDetailedTask(task: JsonObject, record: TaskRecord): void {
+  if (record.era === 'modern') {
+    if (record.status === 'failed' || task.error !== undefined) task.error = jsonRpcErrorOf(task.error);
+    if (isObject(task.result)) task.result.resultType ??= 'complete';
+  }
+  presentTask(task, record);
+}
+
+/**
+ * FailedTask.error is `{code, message, data?}`. A backend that sends something else (a string,
+ * no code, nothing at all) still gets its failure shown, in the one shape clients can read.
+ */
+export function jsonRpcErrorOf(value: unknown): JsonObject {
+  const given = isObject(value) ? value : {};
+  const code = Number.isSafeInteger(given.code) ? given.code : -32603;
+  const message = typeof given.message === 'string' ? given.message : typeof value === 'string' ? value : 'The task failed; the backend gave no error';
+  return given.data === undefined ? { code, message } : { code, message, data: given.data };
 }
 
 /** A task object built from the record alone (tasks/list items; answers for early polls). */
@@ -72,33 +114,40 @@ export function taskFromRecord(record: TaskRecord): JsonObject {
     status: record.status,
     createdAt: record.createdAtIso,
     lastUpdatedAt: record.lastUpdatedAtIso,
-    [TTL_KEY[record.era]]: record.ttlMs,
-    [POLL_KEY[record.era]]: record.pollIntervalMs,
+    [TTL_KEY[record.era]]: wholeTtlMs(record.ttlMs),
+    [POLL_KEY[record.era]]: wholeIntervalMs(record.pollIntervalMs),
   };
   if (record.statusMessage !== undefined) task.statusMessage = record.statusMessage;
   return task;
 }
 
-// C0 and C1 controls, DEL, and the bidirectional and zero-width format characters that can
-// hide or reorder text shown to a person or a model, and lone surrogates (half a character,
-// which no UTF-8 writer can encode: a store or a client would turn it into U+FFFD or fail).
-// With the u flag the surrogate range matches only unpaired halves. Line breaks and tabs
-// become spaces: a status message is one line.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_CHARACTERS = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF\uD800-\uDFFF]/gu;
-const LINE_BREAKS = /[\t\n\v\f\r\u2028\u2029]+/g;
+// What is not visible text, or can hide or reorder the text a person or a model is shown:
+// controls (Cc); format characters (Cf: bidirectional controls, zero-width characters, the
+// soft hyphen, U+061C, U+180E, U+FFF9-FFFB, and the tag block U+E0000-E007F, invisible text
+// that models read, the "ASCII smuggling" trick); default-ignorable code points (variation
+// selectors, U+034F, the Hangul fillers); private-use (Co) and unassigned (Cn, as of the
+// Unicode version of the running Node) code points; and lone surrogates (Cs: with the u flag
+// only unpaired halves match; no UTF-8 writer can encode them). Unicode properties rather than
+// a list of ranges, so that a class is covered whole. The cost: joiners and variation
+// selectors inside emoji sequences go too (a family emoji shows as its members).
+const UNSAFE_CHARACTERS = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+// Line breaks and tabs become spaces: a status message is one line.
+const LINE_BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
 
 /**
  * The status message a task record keeps: every writer of a record (creation, a poll, a
  * notification) passes the backend's text through here, so every answer built from the record
- * (tasks/list, early polls, relayed objects) shows the same safe text.
+ * (tasks/list, early polls, relayed objects) shows the same safe text, with the handle where
+ * the backend named its own id.
  */
-export function recordedStatusMessage(message: string | undefined, maxLength: number): string | undefined {
-  return message === undefined ? undefined : sanitizeStatusMessage(message, maxLength);
+export function recordedStatusMessage(message: string | undefined, maxLength: number, ids: TaskIds): string | undefined {
+  return message === undefined ? undefined : sanitizeStatusMessage(message, maxLength, ids);
 }
 
-export function sanitizeStatusMessage(message: string, maxLength: number): string {
-  const cleaned = message.replace(LINE_BREAKS, ' ').replace(UNSAFE_CHARACTERS, '');
+/** `ids`: the task's, when the text may name the backend id (stripped first, so no invisible character can split it). */
+export function sanitizeStatusMessage(message: string, maxLength: number, ids?: TaskIds): string {
+  const stripped = message.replace(LINE_BREAKS, ' ').replace(UNSAFE_CHARACTERS, '');
+  const cleaned = ids ? hideBackendIdInText(stripped, ids) : stripped;
   // Cut on code points so a surrogate pair is never split.
   const points = Array.from(cleaned);
   return points.length > maxLength ? points.slice(0, maxLength).join('') : cleaned;

@@ -26,7 +26,7 @@ import type { FastifyRequest } from 'fastify';
 import { claimedProtocolVersion, requestMeta } from '../mcp/era.js';
 import { isPlainObject, type JsonRpcNotification, type JsonRpcRequest, type McpMessage } from '../mcp/jsonrpc.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
-import type { RequestContext } from '../request-context.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
 export const ATTR_MCP_PROTOCOL_VERSION = 'mcp.protocol.version';
@@ -72,8 +72,7 @@ export interface McpFacts {
 }
 
 /** `{mcp.method.name} {target}`; the HTTP method for what carries no single MCP request. */
-export function mcpFactsOf(tg: RequestContext, httpMethod: string): McpFacts {
-  const message = tg.mcp?.message;
+export function mcpFactsOf(message: McpMessage | undefined, httpMethod: string): McpFacts {
   if (!message || message.kind === 'response') return { name: httpMethod, message: undefined, target: undefined };
   const target = message.method === 'tools/call' || message.method === 'prompts/get' ? nameParam(message) : undefined;
   return { name: target === undefined ? message.method : `${message.method} ${target}`, message, target };
@@ -141,8 +140,18 @@ export function upstreamTransportAttributes(method: string, endpoint: URL): Attr
   };
 }
 
+/** What the tasks stage decided and saw about one request (the request context has these). */
+export interface TaskFacts {
+  readonly task?: TaskRecord;
+  readonly createdTask?: TaskRecord;
+  readonly requestedHandle?: string;
+  readonly statusSeen?: TaskRecord['status'];
+  readonly taskOutcome?: string;
+  readonly pollOutcome?: string;
+}
+
 /** What the tasks stage decided and saw, read once the request is over. Never a raw handle. */
-export function taskAttributes(tg: RequestContext, hashHandle: HandleHasher): Attributes | undefined {
+export function taskAttributes(tg: TaskFacts, hashHandle: HandleHasher): Attributes | undefined {
   const record = tg.createdTask ?? tg.task;
   const handle = record?.handle ?? tg.requestedHandle;
   if (handle === undefined && tg.taskOutcome === undefined) return undefined;

@@ -17,7 +17,7 @@ import type { MessageHook } from '../mcp/json-reply.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { isJson } from '../mcp/media-type.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
-import { upstreamSessionOf } from '../tasks/task-creation.js';
+import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import {
   answerOutcome,
   ATTR_ERROR_TYPE,
@@ -93,7 +93,7 @@ export class RequestTrace {
     this.upstream?.end();
     this.endsWithAnswer = false;
     const tg = this.request.tg;
-    const facts = mcpFactsOf(tg, this.request.method);
+    const facts = mcpFactsOf(tg.mcp?.message, this.request.method);
     const span = this.source.tracer.startSpan(facts.name, { kind: SpanKind.CLIENT }, this.context);
     if (span.isRecording()) {
       span.setAttributes(mcpAttributes(facts, this.request, upstreamSessionOf(this.request)));
@@ -150,7 +150,7 @@ export class RequestTrace {
     if (this.server) return this.server;
     const request = this.request;
     const tg = request.tg;
-    const facts = mcpFactsOf(tg, request.method);
+    const facts = mcpFactsOf(tg.mcp?.message, request.method);
     // MCP-level context (params._meta) is the parent; a different one in the headers is linked.
     const fromMeta = remoteSpanContext(metaOf(tg.mcp?.message));
     const fromHeaders = remoteSpanContext(request.headers);

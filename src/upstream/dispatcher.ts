@@ -44,6 +44,15 @@ export class UpstreamAgent extends Agent {
     if (headers && signal) {
       delete headers[kClientSignal];
       options = { ...options, signal };
+      if (typeof callback === 'function') {
+        const answer = callback as (error: Error | null, data?: unknown) => void;
+        // The client hung up: reply-from would log the abort as a failed upstream request
+        // (warn), and there is nobody to answer. The hang-up has its own line (proxy-route.ts).
+        callback = (error: Error | null, data?: unknown) => {
+          if (error && signal.aborted) return;
+          answer(error, data);
+        };
+      }
     }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return callback ? super.request(options, callback) : (super.request as any)(options);

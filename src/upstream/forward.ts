@@ -20,15 +20,23 @@ import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { canFailOver } from '../routing/route-stage.js';
-import type { Store } from '../store/store.js';
 import { kClientSignal, kUpstreamAgent } from './dispatcher.js';
 import { buildClientResponseHeaders, buildUpstreamRequestHeaders, copyRequestHeaders } from './forward-headers.js';
-import { relayResponse, type UpstreamResponse } from './relay-response.js';
 import { handleCredentialRefusal, isCredentialRefusal } from './upstream-refusal.js';
 
+/** The upstream's answer, as the way back receives it. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
+}
+
+/** The way back (src/pipeline/way-back.ts), handed in: this stage only sends and receives. */
+export type RelayResponse = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => Promise<void>;
+
 export interface ForwardDeps {
-  readonly store: Store;
   readonly metrics: GatewayMetrics;
+  readonly relay: RelayResponse;
 }
 
 type ReplyFromOptions = FastifyReplyFromHooks & { body?: Buffer; contentType?: string };
@@ -38,7 +46,7 @@ export type Forward = (request: FastifyRequest, reply: FastifyReply) => void;
 export function createForwarder(deps: ForwardDeps): Forward {
   const relay = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => {
     // Never an unhandled rejection: whatever goes wrong while relaying becomes an answer.
-    relayResponse(request, reply, res, deps.store).catch((error: unknown) => {
+    deps.relay(request, reply, res).catch((error: unknown) => {
       res.stream.destroy();
       sendGatewayError(request, reply, toGatewayError(error));
     });
@@ -58,17 +66,25 @@ export function createForwarder(deps: ForwardDeps): Forward {
     const queryAt = request.url.indexOf('?');
     const query = route.upstreamTarget.search || (queryAt > 0 ? request.url.slice(queryAt) : '');
     tg.upstreamStartedAt = process.hrtime.bigint();
+    // A 2025 tools/call holding a concurrency slot outlives a client that hangs up (src/limits/call-hold.ts).
+    const hold = tg.callHold;
+    const ended = hold?.begin();
     route.agent.request(
-      { origin: endpoint.origin, path: route.upstreamTarget.pathname + query, method: 'POST', headers, body, signal: tg.abort },
+      { origin: endpoint.origin, path: route.upstreamTarget.pathname + query, method: 'POST', headers, body, signal: hold?.signal ?? tg.abort },
       (error: Error | null, data: Dispatcher.ResponseData) => {
         if (error) {
+          ended?.();
           handleUpstreamError(request, reply, error);
           return;
         }
+        // 'close' follows the end, an error and a destroy alike.
+        if (ended) data.body.once('close', ended);
         const responseHeaders = data.headers as Record<string, string | string[] | undefined>;
         delete responseHeaders['transfer-encoding'];
         if (tg.abort.aborted) {
-          data.body.destroy();
+          // Nobody to answer. A held call's answer is still read to its end (and dropped).
+          if (hold) data.body.resume();
+          else data.body.destroy();
           return;
         }
         if (isCredentialRefusal(data.statusCode)) {
@@ -91,6 +107,10 @@ export function createForwarder(deps: ForwardDeps): Forward {
   };
 
   const forward: Forward = (request, reply) => {
+    // Nothing goes upstream for a request the preHandler answered, or whose client has left
+    // (a local answer cut short by a hang-up still ends the preHandler, and fastify then runs
+    // the handler: docs/security.md, "Client hang-ups").
+    if (request.tg.answeredLocally || request.tg.abort.aborted) return;
     const body = request.tg.mcp?.body;
     if (body && request.method === 'POST') {
       forwardBody(request, reply, body);

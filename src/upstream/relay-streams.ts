@@ -43,7 +43,16 @@ export function readBounded(stream: NodeJS.ReadableStream & { destroy(): void },
  * makes an AbortController per call and aborts it when the streams end, which builds a
  * DOMException with a stack trace. That was ~9 % of the CPU of every SSE reply in the profile.
  */
-export function relayThrough(source: NodeJS.ReadableStream & { destroy(error?: Error): void }, target: Duplex, onError: (error: Error) => void): void {
+/**
+ * `drainAfterTarget`: when the client's side closes first, the upstream stream is read to its
+ * end and dropped rather than destroyed (a held 2025 call, src/limits/call-hold.ts).
+ */
+export function relayThrough(
+  source: NodeJS.ReadableStream & { destroy(error?: Error): void },
+  target: Duplex,
+  onError: (error: Error) => void,
+  drainAfterTarget = false,
+): void {
   let settled = false;
   let sourceEnded = false;
   const fail = (error: Error): void => {
@@ -63,9 +72,15 @@ export function relayThrough(source: NodeJS.ReadableStream & { destroy(error?: E
   });
   target.on('error', fail);
   target.once('close', () => {
-    // Done, or the client left: nothing more is read from the upstream either way.
+    // Done, or the client left: nothing more goes to the client either way.
     settled = true;
-    source.destroy();
+    if (!drainAfterTarget || sourceEnded) {
+      source.destroy();
+      return;
+    }
+    // Unpiped here, not by pipe's own 'close' listener (added after this one), which would pause it again.
+    source.unpipe(target);
+    source.resume();
   });
   source.pipe(target);
 }

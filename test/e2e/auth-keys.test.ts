@@ -13,6 +13,7 @@ import pino from 'pino';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { buildGateway } from '../../src/gateway.js';
 import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
+import { waitFor as eventually } from '../support/wait.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 
@@ -27,15 +28,6 @@ async function call(gw: GatewayUnderTest, token: string): Promise<number> {
 async function readiness(gw: GatewayUnderTest): Promise<{ status: number; checks: Record<string, boolean> }> {
   const res = await fetch(`${gw.adminUrl}/readyz`);
   return { status: res.status, checks: ((await res.json()) as { checks: Record<string, boolean> }).checks };
-}
-
-async function eventually(check: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(25);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
 }
 
 function policyFor(backend: ExampleServer, issuer: Record<string, unknown>, tokenCache = { maxTtl: '300ms' }) {

@@ -19,6 +19,7 @@ import {
   type GatewayUnderTest,
   type JwksServer,
   type PolicyOverrides,
+  waitReady,
 } from './harness.js';
 import { connectRaw, parseResponse, postHead } from './raw-socket.js';
 
@@ -28,16 +29,6 @@ const METADATA = 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp';
 
 function jwtAuth(jwks: JwksServer, extra: Record<string, unknown> = {}): PolicyOverrides {
   return { auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url, jwks: { cooldown: '100ms' }, ...extra }] } };
-}
-
-async function waitReady(gw: GatewayUnderTest): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const res = await fetch(`${gw.adminUrl}/readyz`);
-    await res.text();
-    if (res.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail('the gateway never became ready');
 }
 
 function post(url: string, headers: Record<string, string | string[]> = {}) {

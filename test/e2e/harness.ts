@@ -9,6 +9,7 @@ import pino from 'pino';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { buildGateway, type Gateway, type GatewayDeps } from '../../src/gateway.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { waitFor } from '../support/wait.js';
 
 export interface GatewayUnderTest {
   gateway: Gateway;
@@ -124,13 +125,19 @@ export async function readMessages(response: Response): Promise<unknown[]> {
 // The token issuer lives with the examples (the demo uses it too).
 export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../examples/identity-provider/issuer.js';
 
-/** Waits until the gateway's /readyz answers 200 (with jwt auth: once its key sets were fetched). */
-export async function waitReady(gw: GatewayUnderTest): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const res = await fetch(`${gw.adminUrl}/readyz`);
-    await res.text();
-    if (res.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail('the gateway never became ready');
+/** Waits until /readyz on an admin listener answers 200 (with jwt auth: once its key sets were fetched). */
+export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const res = await fetch(`${adminUrl}/readyz`);
+      await res.text();
+      return res.status === 200;
+    },
+    'the gateway to be ready',
+    timeoutMs,
+  );
+}
+
+export function waitReady(gw: GatewayUnderTest): Promise<void> {
+  return waitUntilReady(gw.adminUrl);
 }

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import type { Config } from '../../src/config/index.js';
 import { testPolicy, type PolicyOverrides } from './harness.js';
 import type { TaskStack } from './task-harness.js';
+import { waitFor } from '../support/wait.js';
 
 export interface CapturedLines {
   readonly stream: Writable;
@@ -62,10 +63,5 @@ export function taskStackPolicy(stack: TaskStack, overrides: PolicyOverrides = {
   return testPolicy(urls, { auth: { mode: 'jwt', issuers: [{ issuer: stack.jwks.issuer, jwksUri: stack.jwks.url }] }, ...overrides });
 }
 
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
+export { waitFor };

@@ -2,14 +2,13 @@
  * The real SDK 1.x client, connected to the example MCP server directly or through the gateway:
  * what sdk-peers.test.ts and sdk-peers-options.test.ts share.
  */
-import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type ElicitRequest, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
 import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { startStack } from './harness.js';
+import { waitFor as eventually } from '../support/wait.js';
 
 
 export type Via = 'direct' | 'gateway';
@@ -59,14 +58,6 @@ export async function connect(server: Target, answers: { name?: string; color?: 
 
 export const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');
 
-export async function eventually(check: () => boolean, what: string, ms = 3_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 /** Closes every client connect() opened: each test file runs it after each test. */
 export async function closeOpenClients(): Promise<void> {
   await Promise.allSettled(openClients.splice(0).map((c) => c.close()));
@@ -97,3 +88,6 @@ export async function* sseEvents(res: Response): AsyncGenerator<EventSourceMessa
     await reader.cancel().catch(() => {});
   }
 }
+
+// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
+export { eventually };

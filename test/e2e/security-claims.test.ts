@@ -7,7 +7,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +15,7 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
 import { LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
+import { waitFor as eventually } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'claims', version: '0' } };
@@ -31,14 +31,6 @@ async function modernPost(url: string, method: string, params: Record<string, un
   });
   const [message] = (await readMessages(res)) as { result?: Record<string, unknown>; error?: { code: number; data?: unknown } }[];
   return { status: res.status, text: JSON.stringify(message), ...message };
-}
-
-async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 describe('a 2026 CreateTaskResult for a request that did not declare the extension', () => {

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { startGateway, startJwksServer, testPolicy, waitUntilReady, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import type { GatewayDeps } from '../../src/gateway.js';
 
@@ -112,18 +112,9 @@ export async function modernClient(stack: TaskStack, subject: string): Promise<M
   return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
 }
 
-/** As a readiness probe would: the remote key set must have been fetched before traffic. */
-export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${adminUrl}/readyz`);
-    await res.text();
-    if (res.status === 200) return;
-    if (Date.now() > until) throw new Error('gateway not ready in time');
-    await sleep(25);
-  }
-}
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+export { waitUntilReady };

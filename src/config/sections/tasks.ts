@@ -49,7 +49,11 @@ const providedSchema = z
       ),
     maxResultBytes: sizeSchema()
       .prefault('1MiB')
-      .describe('Largest result a gateway-run task keeps (UTF-8 JSON); a larger one ends the task failed, saying why.'),
+      .describe(
+        'Largest answer of the backend\'s a gateway-run task keeps, as UTF-8 JSON: its result or its JSON-RPC error, the ' +
+          'input it asks for (2026-07-28: inputRequests and requestState together), the questions it leaves unanswered ' +
+          '(2025-11-25: all pending together). Past it the task ends failed, saying why, and nothing of it is kept or served.',
+      ),
     lease: durationSchema()
       .prefault('15s')
       .describe(
@@ -108,7 +112,10 @@ export const tasksSchema = z
       .int()
       .min(0)
       .default(512)
-      .describe('statusMessage is cut to this many characters and stripped of control characters (a model may read it).'),
+      .describe(
+        'statusMessage is cut to this many characters and stripped of invisible characters (controls, format, ' +
+          'default-ignorable, private-use and unassigned code points: a model may read it).',
+      ),
     poll: pollSchema.prefault({}),
     provided: providedSchema.prefault({}),
     push: pushSchema.prefault({}),

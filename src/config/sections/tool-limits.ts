@@ -15,7 +15,10 @@ const limitPairShape = {
     .int()
     .min(1)
     .optional()
-    .describe('Calls in flight at once (until the answer, SSE streams included; a call answered with a task, until that answer); unset means no cap.'),
+    .describe(
+      'Calls in flight at once (until the answer, SSE streams included; a call answered with a task, until that answer; ' +
+        'a 2025 call whose client hung up, until the backend answered, at most slotTtl); unset means no cap.',
+    ),
 };
 
 export const toolLimitsSchema = z
@@ -25,7 +28,8 @@ export const toolLimitsSchema = z
       .prefault('10m')
       .describe(
         'A call still counted in flight after this long is forgotten, so the slots held by a replica that ' +
-          'crashed mid-call free themselves. Keep it above the longest tools/call.',
+          'crashed mid-call free themselves; a 2025 call held for its backend after its client hung up is cut ' +
+          'then. Keep it above the longest tools/call.',
       ),
     tools: z
       .record(z.string().min(1).max(128), z.strictObject(limitPairShape).describe('Limits of one tool, on top of the global ones.'))

@@ -146,7 +146,11 @@ const providedTasksSchema = z
       ),
     timeout: durationSchema()
       .prefault('10m')
-      .describe('Longest backend call of a task the gateway runs; past it (or past the task\'s TTL, if sooner) the task ends failed.'),
+      .describe(
+        'Longest backend time of a task the gateway runs: all its calls together, with the pauses before calls a ' +
+          '2026-07-28 backend asks to have made again (the time a client takes to answer input does not count). ' +
+          'Past it (or past the task\'s TTL, if sooner) the task ends failed, saying so.',
+      ),
   })
   .describe(
     'Tasks the gateway runs itself for a backend that has none (docs/provided-tasks.md): it holds the plain ' +

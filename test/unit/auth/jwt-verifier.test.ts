@@ -10,13 +10,9 @@ import { JwtVerifier, TokenRejectedError } from '../../../src/auth/jwt-verifier.
 import { KeysUnavailableError, createRemoteKeySet, type RefreshOutcome } from '../../../src/auth/key-sets.js';
 import { issuerSchema } from '../../../src/config/sections/auth.js';
 import { startJwksServer, type JwksServer } from '../../e2e/harness.js';
+import { waitFor as until } from '../../support/wait.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(check(), 'condition never held');
-}
 
 function rejection(outcome: string, description: string) {
   return (error: unknown) => error instanceof TokenRejectedError && error.outcome === outcome && error.description === description;

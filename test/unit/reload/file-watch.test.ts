@@ -10,16 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { watchPolicyFile, type PolicyFileWatch } from '../../../src/reload/file-watch.js';
+import { waitFor } from '../../support/wait.js';
 
 const logger = pino({ level: 'silent' });
-
-async function waitFor(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** What the kubelet's AtomicWriter does on a ConfigMap update. */
 function configMapUpdate(dir: string, generation: string, text: string, previous?: string): void {

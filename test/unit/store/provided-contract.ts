@@ -10,6 +10,7 @@ import type { Store } from '../../../src/store/store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { pollAsOwner, pollPatch, scopeOf, taskRecord, type StoreFactory } from './store-contract.js';
+import { waitFor as until } from '../../support/wait.js';
 
 export function providedRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
   return taskRecord({ kind: 'provided', upstreamTaskId: `call-${Math.random().toString(36).slice(2)}`, ...overrides });
@@ -23,11 +24,6 @@ export function providedState(overrides: Partial<ProvidedState> = {}): ProvidedS
     round: 0,
     ...overrides,
   };
-}
-
-/** Resolves once `condition` holds; the test's own timeout bounds the wait. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 5));
 }
 
 export function defineProvidedContract(name: string, factory: StoreFactory): void {
@@ -86,6 +82,42 @@ export function defineProvidedContract(name: string, factory: StoreFactory): voi
       const expired = providedRecord({ expiresAt: Date.now() - 1 });
       await store!.createProvidedTask(expired, providedState(), 10);
       assert.equal(await store!.writeProvidedTask(expired.handle, 1, {}, done), false, 'expired');
+    });
+
+    it('never changes a task that ended: no write, at its revision or any, and no progress', async () => {
+      for (const status of ['completed', 'failed', 'cancelled'] as const) {
+        const record = providedRecord();
+        await store!.createProvidedTask(record, providedState(), 10);
+        const end = { status, statusMessage: `ended ${status}`, lastUpdatedAtIso: '2026-01-02T03:04:05.000Z' };
+        const ended = providedState({ outcome: { result: { content: [] } } });
+        assert.equal(await store!.writeProvidedTask(record.handle, 1, end, ended), true);
+        const atEnd = await store!.readProvidedTask(record.handle);
+        assert.equal(await store!.writeProvidedTask(record.handle, 2, { status: 'working', statusMessage: 'again' }, providedState()), false, `${status}: a write at the current revision`);
+        assert.equal(await store!.writeProvidedTask(record.handle, 2, {}, providedState({ round: 7 })), false, `${status}: a write of the state alone`);
+        assert.equal(await store!.writeProvidedProgress(record.handle, 'step 14', '2026-01-02T03:04:09.000Z'), false, `${status}: progress`);
+        assert.deepEqual(await store!.readProvidedTask(record.handle), atEnd, `${status}: the task is as it ended`);
+        assert.deepEqual(await store!.getTask(record.handle), { ...record, ...end });
+      }
+    });
+
+    it('writes progress on a running task (statusMessage and lastUpdatedAt only, at the same revision), and on nothing else', async () => {
+      const record = providedRecord();
+      const state = providedState();
+      await store!.createProvidedTask(record, state, 10);
+      assert.equal(await store!.writeProvidedProgress(record.handle, 'step 3 of 9', '2026-01-02T03:04:05.000Z'), true);
+      const read = await store!.readProvidedTask(record.handle);
+      assert.deepEqual(read, { record: { ...record, statusMessage: 'step 3 of 9', lastUpdatedAtIso: '2026-01-02T03:04:05.000Z' }, state, rev: 1 });
+      assert.equal(await store!.writeProvidedTask(record.handle, 1, { status: 'input_required' }, state), true, 'progress does not move the revision');
+      assert.equal(await store!.writeProvidedProgress(record.handle, 'step 4 of 9', '2026-01-02T03:04:06.000Z'), true, 'nor is it refused while input is asked');
+
+      assert.equal(await store!.writeProvidedProgress(providedRecord().handle, 'step 1', '2026-01-02T03:04:05.000Z'), false, 'unknown');
+      const expired = providedRecord({ expiresAt: Date.now() - 1 });
+      await store!.createProvidedTask(expired, providedState(), 10);
+      assert.equal(await store!.writeProvidedProgress(expired.handle, 'step 1', '2026-01-02T03:04:05.000Z'), false, 'expired');
+      const backend = taskRecord();
+      await store!.createTask(backend, 10);
+      assert.equal(await store!.writeProvidedProgress(backend.handle, 'step 1', '2026-01-02T03:04:05.000Z'), false, 'run by its backend');
+      assert.equal((await store!.getTask(backend.handle))?.statusMessage, backend.statusMessage);
     });
 
     it('lets one of two steps at the same revision through', async () => {

@@ -11,6 +11,7 @@ import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { taskRecord } from './store-contract.js';
 import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { waitFor } from '../../support/wait.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server (to start a master and a replica)', INSTALL_REDIS);
@@ -29,7 +30,7 @@ if (!redisServerInstalled()) {
       try {
         // The master lists the replica as online before the replica has loaded the initial
         // sync; only then does it acknowledge writes.
-        await until(async () => {
+        await waitFor(async () => {
           await probe.set('sync-probe', '1');
           return (await probe.wait(1, 100)) === 1;
         });
@@ -70,10 +71,3 @@ if (!redisServerInstalled()) {
   });
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, 'condition not reached in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -15,6 +15,7 @@ import { Redis } from 'ioredis';
 import { redisStoreSchema, type RedisStoreConfig } from '../../../src/config/sections/store.js';
 import { describeError } from '../../../src/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
+import { waitFor } from '../../support/wait.js';
 
 export const SHARED_REDIS = { host: '127.0.0.1', port: 6379 };
 export const SNAPSHOT_KEY_1 = { id: 'k1', key: Buffer.alloc(32, 1).toString('base64') };
@@ -270,12 +271,9 @@ export function sentinelSeesReplica(sentinelPort: number, name: string, replicaP
 }
 
 /** Polls `condition` every 25 ms until it holds; fails the test after `timeoutMs`. */
-export async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'a condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** waitFor (test/support/wait.ts) with the argument order this file's callers use. */
+export function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'a condition'): Promise<void> {
+  return waitFor(condition, what, timeoutMs);
 }
 
 /** A plain ioredis client on the loopback `port` for the length of `use` (no retries). */

@@ -104,6 +104,42 @@ describe('task response rewriting', () => {
     });
   });
 
+  describe('a numbered backend\'s id, hidden wherever it writes about its task (backend-ids.ts)', () => {
+    const record = taskRecord({ upstreamTaskId: '2' });
+    const h = record.handle;
+    const modern = (method: string) => ({ mcp: { era: 'modern', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 5, method, params: {} } }, task: record });
+
+    it('a 2026 update or cancel ack: the id hidden, and resultType the standard one whatever the backend said', async () => {
+      for (const method of ['tasks/update', 'tasks/cancel']) {
+        const { store, hook } = await hookFor(record, undefined, modern(method));
+        const rewritten = await hook({ kind: 'response', id: 5, result: { resultType: 'task', _meta: { 'example.com/note': 'job 2 cancel requested' } } });
+        assert.ok(rewritten && rewritten.kind === 'response');
+        assert.deepEqual(rewritten.result, { resultType: 'complete', _meta: { 'example.com/note': `job ${h} cancel requested` } }, method);
+        await store.close();
+      }
+    });
+
+    it('a 2025 tasks/result: the tool\'s result as it came, its _meta rewritten', async () => {
+      const { store, hook } = await hookFor(record, { kind: 'request', id: 6, method: 'tasks/result', params: {} }, { task: record });
+      const rewritten = await hook({ kind: 'response', id: 6, result: { content: [{ type: 'text', text: '2 + 2 = 4' }], _meta: { 'example.com/job': 'job 2' } } });
+      assert.ok(rewritten && rewritten.kind === 'response');
+      assert.deepEqual(rewritten.result, { content: [{ type: 'text', text: '2 + 2 = 4' }], _meta: { 'example.com/job': `job ${h}` } });
+      assert.equal(await hook({ kind: 'response', id: 6, result: { content: [{ type: 'text', text: 'job 2' }] } }), undefined, 'nothing of the gateway\'s to rewrite: relayed as its bytes');
+      await store.close();
+    });
+
+    it('progress and log lines about the task; a server request\'s question left as asked', async () => {
+      const { store, hook } = await hookFor(record, { kind: 'request', id: 6, method: 'tasks/result', params: {} }, { task: record });
+      const progress = await hook({ kind: 'notification', method: 'notifications/progress', params: { progressToken: '2', progress: 1, message: 'job 2: step 1' } });
+      assert.deepEqual(progress && progress.kind === 'notification' && progress.params, { progressToken: '2', progress: 1, message: `job ${h}: step 1` });
+      const log = await hook({ kind: 'notification', method: 'notifications/message', params: { level: 'info', data: { line: 'job 2 started' } } });
+      assert.deepEqual(log && log.kind === 'notification' && log.params, { level: 'info', data: { line: `job ${h} started` } });
+      const asked = await hook({ kind: 'request', id: 0, method: 'elicitation/create', params: { message: 'Stop job 2?', _meta: { job: '2' } } });
+      assert.deepEqual(asked && asked.kind === 'request' && asked.params, { message: 'Stop job 2?', _meta: { job: h } });
+      await store.close();
+    });
+  });
+
   it('a status notification the poll snapshot does not have sends the next poll to the backend', async () => {
     const record = taskRecord({ upstreamTaskId: 'backend-5e2b', pollIntervalMs: 60_000 });
     const { store, hook } = await hookFor(record, undefined);

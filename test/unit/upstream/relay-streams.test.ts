@@ -33,11 +33,11 @@ describe('readBounded', () => {
 });
 
 /** An upstream side piped to a client side by relayThrough, and the errors it reported. */
-function relayed(): { source: PassThrough; target: PassThrough; errors: Error[] } {
+function relayed(drainAfterTarget = false): { source: PassThrough; target: PassThrough; errors: Error[] } {
   const source = new PassThrough();
   const target = new PassThrough();
   const errors: Error[] = [];
-  relayThrough(source, target, (error) => errors.push(error));
+  relayThrough(source, target, (error) => errors.push(error), drainAfterTarget);
   return { source, target, errors };
 }
 
@@ -78,6 +78,18 @@ describe('relayThrough', () => {
     target.destroy();
     await once(source, 'close');
     assert.equal(source.destroyed, true);
+    assert.deepEqual(errors, []);
+  });
+
+  it('a held call: a client side that closes leaves the upstream to be read to its end', async () => {
+    const { source, target, errors } = relayed(true);
+    source.write('before');
+    target.destroy();
+    await once(target, 'close');
+    assert.equal(source.destroyed, false, 'the upstream is not cut');
+    // More than the stream buffers: only a source that is read takes it all and ends.
+    source.end(Buffer.alloc(1 << 20));
+    await once(source, 'end');
     assert.deepEqual(errors, []);
   });
 

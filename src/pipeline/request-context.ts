@@ -2,17 +2,18 @@
  * What the pipeline stages attach to a request as it passes through them (DESIGN.md §2):
  * each stage adds one typed thing and hands the request on.
  */
-import type { Principal } from './auth/principal.js';
-import type { SubjectToken } from './auth/subject-token.js';
-import type { LimitRefusal } from './limits/limits-stage.js';
-import type { McpContext } from './mcp/mcp-stage.js';
+import type { Principal } from '../auth/principal.js';
+import type { SubjectToken } from '../auth/subject-token.js';
+import type { CallHold } from '../limits/call-hold.js';
+import type { LimitRefusal } from '../limits/limits-stage.js';
+import type { McpContext } from '../mcp/mcp-stage.js';
 import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
-import type { Instance, InstancePool } from './routing/balancer.js';
-import type { TaskRecord } from './task-model/task-record.js';
-import type { RequestTrace } from './tracing/request-trace.js';
-import type { ClientAbort } from './upstream/client-abort.js';
+import type { Instance, InstancePool } from '../routing/balancer.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
+import type { ClientAbort } from '../upstream/client-abort.js';
 
-import type { Era } from './mcp/era.js';
+import type { Era } from '../mcp/era.js';
 
 export type { Era, McpContext };
 
@@ -54,6 +55,11 @@ export interface RequestContext {
   declaresTasks?: boolean;
   /** What the limits stage refused this request for (src/limits/), for the audit trail. */
   limitRefusal?: LimitRefusal;
+  /**
+   * A 2025 tools/call holding a concurrency slot (src/limits/call-hold.ts): its upstream
+   * requests take this hold's signal, not the client's, and report their end to it.
+   */
+  callHold?: CallHold;
   /** How the tasks stage decided, for the audit trail and metrics. */
   taskOutcome?: 'allowed' | 'not_found' | 'denied' | 'throttled';
   pollOutcome?: 'forwarded' | 'cached' | 'rejected';
@@ -70,8 +76,14 @@ export interface RequestContext {
   instance?: Instance;
   /** Instances that refused this request's connection (for fail-over of new work). */
   refused?: Set<string>;
-  /** Aborted when the client goes away before the response has finished. */
+  /**
+   * Aborted when the response will not finish: the client went away, or the gateway gave up
+   * on it (time limit, an error after the headers). Also the upstream request's signal,
+   * except for a call the limits stage holds (callHold).
+   */
   readonly abort: ClientAbort;
+  /** The preHandler answered (tasks stage, status push, provided tasks): nothing is forwarded. */
+  answeredLocally?: boolean;
   /** This request's spans; undefined with tracing off (src/tracing/). */
   readonly trace?: RequestTrace;
   upstreamStartedAt?: bigint;

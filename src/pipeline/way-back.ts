@@ -12,14 +12,10 @@ import { isEventStream, isJson } from '../mcp/media-type.js';
 import { createSseTap } from '../mcp/sse-tap.js';
 import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
+import type { UpstreamResponse } from '../upstream/forward.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
-import { readBounded, relayThrough } from './relay-streams.js';
-
-export interface UpstreamResponse {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  stream: NodeJS.ReadableStream & { destroy(error?: Error): void };
-}
+import { readBounded, relayThrough } from '../upstream/relay-streams.js';
+import { sendStreamNow } from '../upstream/stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
   const tg = request.tg;
@@ -52,11 +48,21 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   reply.header('x-accel-buffering', 'no');
   reply.removeHeader('content-length');
   const tap = createSseTap({ maxEventBytes: snapshot.config.limits.maxSseEventBytes, onMessage: hook });
-  relayThrough(res.stream, tap, (error) => {
-    if (!tg.abort.aborted) request.log.warn({ err: error }, 'upstream event stream ended with an error');
-  });
+  const onError = (error: Error): void => {
+    if (tg.abort.aborted) return;
+    request.log.warn({ err: error }, 'upstream event stream ended with an error');
+    // The gateway cuts the client's stream now; that is not the client hanging up.
+    tg.abort.abort();
+  };
+  // A held 2025 call's stream is read to its end after a hang-up (src/limits/call-hold.ts).
+  relayThrough(res.stream, tap, onError, tg.callHold !== undefined);
   // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
-  reply.send(snapshot.tasks.provided.legacyPush.attach(request, tap));
+  const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
+  // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
+  // answer to its request, which the client waits for anyway; its headers wait for the first
+  // event, so that a first event the gateway cannot relay still becomes an error answer.
+  if (request.method === 'GET') sendStreamNow(reply, stream);
+  else reply.send(stream);
 }
 
 /**
@@ -73,6 +79,8 @@ async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res:
     sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
     return;
   }
+  // Read whole although the client left: a held call's (src/limits/call-hold.ts). Nobody to answer.
+  if (request.tg.abort.aborted) return;
   let rewritten: Buffer | null;
   try {
     rewritten = await rewriteJsonReply(body, hook);

@@ -21,14 +21,15 @@ import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { PolicySnapshot } from '../policy-snapshot.js';
+import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
-import { ClientAbort } from './client-abort.js';
-import { RouteDispatcher } from './dispatcher.js';
-import { createForwarder } from './forward.js';
-import { headerValue } from './relay-response.js';
+import { ClientAbort } from '../upstream/client-abort.js';
+import { RouteDispatcher } from '../upstream/dispatcher.js';
+import { createForwarder } from '../upstream/forward.js';
+import { headerValue, relayResponse } from './way-back.js';
+import { sendStreamNow } from '../upstream/stream-reply.js';
 
 export interface McpRoutesDeps {
   /** The policy in force now; read once per request. */
@@ -40,7 +41,7 @@ export interface McpRoutesDeps {
 }
 
 export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): Promise<void> {
-  const forward = createForwarder(deps);
+  const forward = createForwarder({ metrics: deps.metrics, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
   await app.register(async (scope) => {
     // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
     // same bytes (or a rewrite) are forwarded.
@@ -61,9 +62,15 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
       const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
       if (answer) {
-        await reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json').send(answer.body);
+        // fastify runs the handler after this hook when a hang-up cut the answer short; it
+        // forwards nothing for a request answered here (forward.ts).
+        request.tg.answeredLocally = true;
+        reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json');
+        await (isStream(answer.body) ? sendStreamNow(reply, answer.body) : reply.send(answer.body));
         return;
       }
+      // The client left while the stages ran: nothing to route, no token to obtain.
+      if (request.tg.abort.aborted) return;
       request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
       // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
       const token = prepareUpstreamToken(request);
@@ -80,7 +87,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       disableRequestLogging: true,
       undici: new RouteDispatcher() as never,
       preHandler,
-      replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance!.url },
+      // No instance when the preHandler answered or the client left: the handler then forwards nothing.
+      replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance?.url ?? '' },
       handler: (request, reply) => forward(request as FastifyRequest, reply as FastifyReply),
     });
   });
@@ -114,7 +122,7 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
   // The snapshot stays open (its agents, its key sets) until this response is over.
   snapshot.inFlight.join();
-  (reply.raw as ClosingResponse)[kRequest] = request;
+  (reply.raw as ClosingResponse)[kReply] = reply;
   reply.raw.on('close', onResponseClose);
   const timeoutMs = snapshot.config.limits.requestTimeout;
   if (timeoutMs > 0) armRequestTimeout(request, reply, timeoutMs);
@@ -132,19 +140,44 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
   if (route.auth) await route.auth.authenticate(request);
 }
 
-const kRequest = Symbol('taskgate.request');
-type ClosingResponse = FastifyReply['raw'] & { [kRequest]?: FastifyRequest };
+const kReply = Symbol('taskgate.reply');
+type ClosingResponse = FastifyReply['raw'] & { [kReply]?: FastifyReply };
 
 /**
  * A response's end, whichever way it ends (a response closes exactly once): a client that
  * left before it finished aborts what is still running for it. One function for every
- * request, which finds its request on the response, rather than a closure made per request.
+ * request, which finds its reply on the response, rather than a closure made per request.
  */
 function onResponseClose(this: ClosingResponse): void {
-  const tg = this[kRequest]!.tg;
-  if (!this.writableFinished) tg.abort.abort();
+  const reply = this[kReply]!;
+  const tg = reply.request.tg;
+  // Not finished, and not given up on by the gateway (which aborts first): the client hung up.
+  // That is the client's choice, not a fault: one info line (docs/security.md, "Client hang-ups").
+  if (!this.writableFinished && !tg.abort.aborted) {
+    tg.abort.abort();
+    logHangUp(reply);
+  }
   tg.releaseResultWait?.();
   tg.snapshot.inFlight.leave();
+}
+
+function logHangUp(reply: FastifyReply): void {
+  const request = reply.request;
+  const message = request.tg.mcp?.message;
+  request.log.info(
+    {
+      method: request.method,
+      path: request.tg.route.path,
+      rpcMethod: message && 'method' in message ? message.method : undefined,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      answeredLocally: request.tg.answeredLocally,
+    },
+    'client hung up',
+  );
+}
+
+function isStream(body: unknown): body is NodeJS.ReadableStream {
+  return typeof (body as { pipe?: unknown } | null)?.pipe === 'function';
 }
 
 function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {

@@ -11,29 +11,29 @@
  * snapshot counts what runs on it (inFlight) and is closed once that is done.
  */
 import type { Logger } from 'pino';
-import { AuthStage, type RouteAuth } from './auth/auth-stage.js';
-import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from './auth/resource-metadata.js';
-import type { CredentialsPolicy } from './auth/upstream-credentials.js';
-import { UpstreamIdentity } from './auth/upstream-identity.js';
-import type { Config } from './config/index.js';
-import { LimitsStage } from './limits/limits-stage.js';
-import { InFlight } from './lifecycle/in-flight.js';
-import { CorsRules } from './listener/cors.js';
-import { buildHostOriginPolicy, type HostOriginPolicy } from './listener/host-origin.js';
-import type { HandleHasher } from './observability/handle-hash.js';
-import type { GatewayMetrics } from './observability/metrics.js';
-import type { TaskObserver } from './observability/task-observer.js';
-import type { ProvidedTasks } from './provided/provided-tasks.js';
-import type { StatusPush } from './push/status-push.js';
+import { AuthStage, type RouteAuth } from '../auth/auth-stage.js';
+import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from '../auth/resource-metadata.js';
+import type { CredentialsPolicy } from '../auth/upstream-credentials.js';
+import { UpstreamIdentity } from '../auth/upstream-identity.js';
+import type { Config } from '../config/index.js';
+import { LimitsStage } from '../limits/limits-stage.js';
+import { InFlight } from '../lifecycle/in-flight.js';
+import { CorsRules } from '../listener/cors.js';
+import { buildHostOriginPolicy, type HostOriginPolicy } from '../listener/host-origin.js';
+import type { HandleHasher } from '../observability/handle-hash.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { TaskObserver } from '../observability/task-observer.js';
+import type { ProvidedTasks } from '../provided/provided-tasks.js';
+import type { StatusPush } from '../push/status-push.js';
 import type { RouteContext } from './request-context.js';
-import type { SessionPolicy } from './routing/route-stage.js';
-import type { Store } from './store/store.js';
-import type { TaskDeps } from './tasks/task-context.js';
-import { createUpstreamCaller, createUpstreamListener } from './tasks/upstream-call.js';
-import { Tracing } from './tracing/tracing.js';
-import type { UpstreamAgent } from './upstream/dispatcher.js';
-import { UpstreamSet } from './upstream/upstream-set.js';
-import type { InstancePool } from './routing/balancer.js';
+import type { SessionPolicy } from '../routing/route-stage.js';
+import type { Store } from '../store/store.js';
+import type { TaskDeps } from '../tasks/task-context.js';
+import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-call.js';
+import { Tracing } from '../tracing/tracing.js';
+import type { UpstreamAgent } from '../upstream/dispatcher.js';
+import { UpstreamSet } from '../upstream/upstream-set.js';
+import type { InstancePool } from '../routing/balancer.js';
 
 /** What outlives any one policy: built once per gateway, handed to every snapshot. */
 export interface SharedParts {
@@ -215,6 +215,8 @@ export class PolicySnapshot {
 
   /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */
   close(): Promise<void> {
+    // Calls held for a backend's answer are cut first: an agent closes only once its requests end.
+    if (!this.closing) this.limits.close();
     this.closing ??= Promise.all([this.upstreams.close(), this.identity.close(), this.auth?.close(), this.tracing?.close()]).then(() => undefined);
     return this.closing;
   }
