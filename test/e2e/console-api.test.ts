@@ -224,6 +224,28 @@ describe('operator console API', () => {
     });
   });
 
+  it('redacts subjects under principals: redacted, and new records then keep only the issuer', async () => {
+    const gateway = stack.gateways[0]!.gateway;
+    const shown = gateway.policy.config;
+    assert.equal((await gateway.reload({ ...shown, console: { ...shown.console, principals: 'redacted' } })).outcome, 'applied');
+    try {
+      const erin = await stack.client('erin');
+      const handle = await createTask(erin, 'slow_scan', { seconds: 60 });
+      const listing = await stack.api('/tasks');
+      assert.ok(listing.json.tasks.length >= 2);
+      for (const task of listing.json.tasks) {
+        assert.equal(task.principal.subject, undefined, 'no subject shown');
+        assert.equal(task.principal.issuer, stack.jwks.issuer);
+      }
+      assert.ok(!listing.text.includes('erin') && !listing.text.includes('"bob"'));
+      const record = await gateway.store.getTask(handle);
+      assert.equal(record?.creatorIssuer, stack.jwks.issuer);
+      assert.equal(record?.creatorSubject, undefined, 'the store never held erin\'s subject');
+    } finally {
+      await gateway.reload(shown);
+    }
+  });
+
   it('answers 404 everywhere while a reload has turned it off, and serves again once it is back on', async () => {
     const gateway = stack.gateways[0]!.gateway;
     const on = gateway.policy.config;
