@@ -89,7 +89,8 @@ if (missing) {
     });
 
     it('shows the tasks of two principals within a couple of seconds, one arriving while it is open', async () => {
-      await waitForRows(page, 2);
+      // The first rows wait for the sign-in and the page's first load as well.
+      await waitForRows(page, 2, 10_000);
       const started = Date.now();
       bobTask = await createTask(bob, 'report_status', { message: 'indexing 3 of 9', seconds: 120 });
       await waitForRows(page, 3);
