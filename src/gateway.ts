@@ -10,6 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { registerResourceMetadataRoutes } from './auth/resource-metadata.js';
+import { BackgroundCalls } from './background/background-calls.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { createListener } from './listener/listener.js';
@@ -29,6 +30,7 @@ import { PolicyReloader, type ReloadFileOptions, type ReloadResult } from './rel
 import { hashOfConfig } from './reload/policy-source.js';
 import { createStore } from './store/create-store.js';
 import type { Store } from './store/store.js';
+import type { TaskExtensions } from './tasks/extension-points.js';
 import { TaskExpirySweeper } from './tasks/task-expiry.js';
 import { registerMcpRoutes } from './pipeline/mcp-routes.js';
 
@@ -187,5 +189,8 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, hashHandle }, audit, hashHandle, timeline };
+  // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
+  const background = new BackgroundCalls({ runner: provided, metrics, logger });
+  const extensions: TaskExtensions = { toolCallInterceptors: [background], resultFilters: [background] };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, timeline };
 }

@@ -2,7 +2,8 @@
  * The taskgate demo: the example MCP server (real SDK 1.x, task tools), taskgate in front of
  * it on the embedded memory store with JWT auth from a local identity provider, and a
  * scripted client that narrates what happens to two principals' tasks; then two servers with
- * no tasks at all (SDK 1.x and 2.x as they come), made task-capable by the gateway. The
+ * no tasks at all (SDK 1.x and 2.x as they come), made task-capable by the gateway; then a
+ * host with no tasks that calls a tool longer than its request timeout (a background call). The
  * gateway's own log and audit trail go to files the demo names at the end.
  *
  *   npm ci && npm run demo
@@ -20,6 +21,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { buildGateway } from '../../src/gateway.js';
 import { buildLoggerOptions } from '../../src/observability/logger.js';
 import { startModernTaskServer } from '../modern-task-server/server.js';
+import { backgroundCallStory } from './background-story.js';
 import { legacyPlainServer, modernPlainServer } from './provided-story.js';
 import { startJwksServer } from '../identity-provider/issuer.js';
 import { startExampleServer } from '../mcp-server/server.js';
@@ -133,10 +135,13 @@ async function main(): Promise<void> {
     step(10, 'A 2026-07-28 server with no task runtime: a call that outlasts promoteAfter becomes a task');
     await modernPlainServer(`${url}/plain-2026`, await issuer.mint({ sub: 'alice', aud: 'http://127.0.0.1/plain-2026' }), { step: (t) => step(10, t), detail });
 
-    step(11, 'What the gateway counted (from its Prometheus endpoint)');
+    step(11, 'A host that knows no tasks calls a tool that takes longer than its request timeout');
+    await backgroundCallStory(plain2025.url, `${url}/plain-2025`, await issuer.mint({ sub: 'alice', aud: 'http://127.0.0.1/plain-2025' }), { step: (t) => step(11, t), detail });
+
+    step(12, 'What the gateway counted (from its Prometheus endpoint)');
     const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
     for (const line of metrics.split('\n')) {
-      if (/^taskgate_(polls_total|task_operations_total|jwt_verifications_total|provided_tasks_ended_total)\{/.test(line)) detail(line);
+      if (/^taskgate_(polls_total|task_operations_total|jwt_verifications_total|provided_tasks_ended_total|background_calls_total)\{/.test(line)) detail(line);
     }
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));

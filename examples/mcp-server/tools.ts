@@ -36,6 +36,22 @@ export function registerExampleTools(server: McpServer, hooks: ToolHooks = {}): 
     },
   );
 
+  // A long call with an outputSchema: a client that listed it validates its structuredContent,
+  // so a gateway must not answer it with anything but the tool's own result.
+  server.registerTool(
+    'slow_structured',
+    {
+      description: 'Works for `seconds`, then returns a structured report.',
+      inputSchema: { seconds: z.number().min(0).max(3600) },
+      outputSchema: { report: z.string(), seconds: z.number() },
+    },
+    async ({ seconds }, extra) => {
+      await sleep(seconds * 1000, undefined, { signal: extra.signal });
+      const structuredContent = { report: 'ready', seconds };
+      return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+    },
+  );
+
   server.registerTool(
     'report_error',
     { description: 'Works briefly, then reports a tool error (isError: true).', inputSchema: { ms: z.number().int().min(0).max(60_000).default(50) } },
@@ -55,8 +71,12 @@ export function registerExampleTools(server: McpServer, hooks: ToolHooks = {}): 
   // on a separate POST and the result follows on the first stream.
   server.registerTool(
     'elicit_color',
-    { description: 'Asks the client for a colour via elicitation/create and returns the answer.', inputSchema: {} },
-    async (_args, extra) => {
+    {
+      description: 'Asks the client for a colour via elicitation/create (after `delayMs`) and returns the answer.',
+      inputSchema: { delayMs: z.number().int().min(0).max(60_000).default(0) },
+    },
+    async ({ delayMs }, extra) => {
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: extra.signal });
       const answer = await extra.sendRequest(
         {
           method: 'elicitation/create',

@@ -73,7 +73,8 @@ export async function cancelTask(deps: ActionDeps, record: TaskRecord, request: 
 }
 
 async function cancelGatewayRun(deps: ActionDeps, record: TaskRecord): Promise<TaskRecord['status']> {
-  const moved = await deps.tasks.provided.cancelByOperator(record, deps.tasks.policy.statusMessageMaxLength);
+  // The same cancel as the owner's tasks/cancel of a gateway-run task (src/provided/).
+  const moved = await deps.tasks.provided.cancel(deps.tasks, record);
   if (!moved) throw new GatewayError('TG_ERR_CONSOLE_CONFLICT', { detail: 'the task has already ended' });
   return 'cancelled';
 }

@@ -37,7 +37,7 @@ const taskQuerySchema = z.strictObject({
     .transform((text) => text.split(','))
     .pipe(z.array(z.enum(TASK_STATUSES as [string, ...string[]])))
     .optional(),
-  kind: z.enum(['backend', 'gateway']).optional(),
+  kind: z.enum(['backend', 'gateway', 'background']).optional(),
   sort: z.enum(SORT_KEYS).default('age'),
   order: z.enum(['asc', 'desc']).default('desc'),
 });

@@ -26,8 +26,11 @@ export interface TaskRow {
   readonly tool: string;
   readonly upstream: string;
   readonly instance: string;
-  /** backend: the backend's task, taken over; gateway: a task the gateway runs itself (provided). */
-  readonly kind: 'backend' | 'gateway';
+  /**
+   * backend: the backend's task, taken over; gateway: a task the gateway runs itself
+   * (provided); background: a gateway-run task of a client that knows no tasks (src/background/).
+   */
+  readonly kind: 'backend' | 'gateway' | 'background';
   /** The protocol generation of the task: legacy (2025-11-25), modern (2026-07-28). */
   readonly era: TaskRecord['era'];
   readonly status: TaskStatus;
@@ -56,7 +59,7 @@ export function taskRow(record: TaskRecord, hashHandle: HandleHasher, policy: Co
     tool: record.tool,
     upstream: record.upstream,
     instance: record.instance,
-    kind: record.kind === 'provided' ? 'gateway' : 'backend',
+    kind: record.kind !== 'provided' ? 'backend' : record.backgroundCall === undefined ? 'gateway' : 'background',
     era: record.era,
     status: record.status,
     ...(record.statusMessage === undefined ? {} : { statusMessage: sanitizeStatusMessage(record.statusMessage, MESSAGE_CHARS) }),

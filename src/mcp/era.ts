@@ -12,6 +12,8 @@ export const MODERN_VERSION = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
+/** Where a message names the task it belongs to (both eras): `_meta[RELATED_TASK_META].taskId`. */
+export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
 
 /** The first revision that forbids JSON-RPC batches. */
 const FIRST_BATCHLESS_VERSION = '2025-06-18';

@@ -88,6 +88,8 @@ export interface GatewayMetrics {
   readonly providedCallDuration: Histogram<'upstream'>;
   readonly providedLeaseTakeovers: Counter;
   readonly providedLeaseReclaims: Counter;
+  readonly backgroundCalls: Counter<'upstream' | 'outcome'>;
+  readonly backgroundStatusCalls: Counter<'answer'>;
   readonly pushSubscriptions: Gauge;
   readonly pushNotifications: Counter<'outcome' | 'reason'>;
   readonly pushDeliveryLag: Histogram;
@@ -269,6 +271,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     providedLeaseReclaims: new Counter({
       name: 'taskgate_provided_lease_reclaims_total',
       help: 'Call leases that lapsed while the replica running the call was stalled (event loop or GC pause past tasks.provided.lease), taken back by that call instead of failing its task.',
+      registers,
+    }),
+    backgroundCalls: new Counter({
+      name: 'taskgate_background_calls_total',
+      help: 'Calls of tools that may become background calls (upstreams.*.backgroundCalls), by upstream and outcome: answered (the backend\'s answer went back as it was: it came within detachAfter, or a limit kept the call plain), detached (answered with a handle, the call goes on as a task), delivered (its outcome first read through the status tool), cancelled (through the cancel tool), abandoned (its lifetime ended before its outcome was read).',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    }),
+    backgroundStatusCalls: new Counter({
+      name: 'taskgate_background_status_calls_total',
+      help: 'Calls of the background-call status tool, by answer: ended (the call\'s outcome), running, input (the call waits for input), unknown (no such background call of the caller\'s).',
+      labelNames: ['answer'],
       registers,
     }),
     pushSubscriptions: new Gauge({

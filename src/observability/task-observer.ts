@@ -59,6 +59,8 @@ export class TaskObserver {
     this.metrics.tasksLive.dec({ status: record.status });
     this.metrics.tasksForgotten.inc({ reason });
     if (reason !== 'expired') return;
+    // A background call whose client never came back for its outcome (src/background/).
+    if (record.backgroundCall === 'unread') this.metrics.backgroundCalls.inc({ upstream: record.upstream, outcome: 'abandoned' });
     this.audit.record({ event: 'expired', allowed: true, handle: record.handle, handleHash: this.hashHandle(record.handle), tool: record.tool, upstream: record.upstream, instance: record.instance, status: record.status });
     if (!isTerminalStatus(record.status)) {
       this.metrics.detectorEvents.inc({ detector: 'overdue' });
@@ -86,7 +88,7 @@ export class TaskObserver {
       if (tg.limitRefusal.limit !== 'suspended') this.audit.record(this.auditEvent(request, 'limited', false, `${tg.limitRefusal.limit}:${tg.limitRefusal.scope}`, undefined, undefined));
       return;
     }
-    const event = method === undefined ? undefined : AUDITED_METHODS[method];
+    const event = tg.taskOperation ?? (method === undefined ? undefined : AUDITED_METHODS[method]);
     if (!event || !tg.taskOutcome) return;
     const handle = (tg.createdTask ?? tg.task)?.handle ?? tg.requestedHandle;
     if (tg.taskOutcome === 'not_found' || tg.taskOutcome === 'denied') {

@@ -28,6 +28,7 @@ import type { StatusPush } from '../push/status-push.js';
 import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
+import type { TaskExtensions } from '../tasks/extension-points.js';
 import type { TaskDeps } from '../tasks/task-context.js';
 import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-call.js';
 import { Tracing } from '../tracing/tracing.js';
@@ -47,6 +48,8 @@ export interface SharedParts {
   readonly provided: ProvidedTasks;
   /** Task status push: its listener streams outlive any one policy. */
   readonly push: StatusPush;
+  /** Capabilities registered at the tasks stage's extension points (src/tasks/extension-points.ts). */
+  readonly extensions: TaskExtensions;
   /** Stands for a task handle wherever the raw value must not go (general log, spans). */
   readonly hashHandle: HandleHasher;
 }
@@ -132,6 +135,7 @@ export class PolicySnapshot {
       observer: shared.observer,
       provided: shared.provided,
       push: shared.push,
+      extensions: shared.extensions,
       // The console shows whose task it is: new records name their creator (src/console/).
       recordCreator: config.console.enabled ? { subject: config.console.principals === 'shown' } : undefined,
       listenUpstream: createUpstreamListener(callerOptions),

@@ -56,6 +56,11 @@ export interface RequestContext {
   /** What the limits stage refused this request for (src/limits/), for the audit trail. */
   limitRefusal?: LimitRefusal;
   /**
+   * A task operation made through a tool the gateway answers (the status and cancel tools of
+   * background calls, src/background/) rather than a tasks/* method: audited as that event.
+   */
+  taskOperation?: 'get' | 'cancel';
+  /**
    * A 2025 tools/call holding a concurrency slot (src/limits/call-hold.ts): its upstream
    * requests take this hold's signal, not the client's, and report their end to it.
    */

@@ -97,8 +97,20 @@ export class CallRunner {
    * call's id, in its session), waiting at most CANCEL_NOTICE_MS for it. Best effort.
    */
   private async notifyCancelled(reason: string): Promise<void> {
-    const ms = CANCEL_NOTICE_MS;
-    const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: this.callId, reason } });
+    await this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: this.callId, reason } }, CANCEL_NOTICE_MS);
+  }
+
+  /**
+   * 2025-11-25: answers a server→client request of the backend's that no client will answer
+   * (a JSON-RPC error with its id), in the call's session, so the backend is not left waiting.
+   */
+  async refuseServerRequest(id: string | number, message: string): Promise<void> {
+    await this.send({ jsonrpc: '2.0', id, error: { code: -32603, message } }, CANCEL_NOTICE_MS);
+  }
+
+  /** One message to the backend, in the call's session, waiting at most `ms`. Best effort. */
+  private async send(message: Record<string, unknown>, ms: number): Promise<void> {
+    const body = JSON.stringify(message);
     try {
       const reply = await this.target.dispatcher.request({
         origin: this.target.origin,
@@ -111,7 +123,8 @@ export class CallRunner {
       });
       await reply.body.dump();
     } catch {
-      // The call is cut next either way; closing its stream is the rest of the message.
+      // Best effort: a cancel notice is followed by closing the call's stream, and a refused
+      // question by the call's own timeout.
     }
   }
 

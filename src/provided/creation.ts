@@ -18,7 +18,8 @@ import type { ProvidedState, JsonObject } from '../task-model/provided-state.js'
 import type { TaskRecord } from '../task-model/task-record.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { mintHandle } from '../tasks/handle.js';
-import { countCreation, creatorOf, ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
+import type { StageDeps } from '../tasks/extension-points.js';
+import { countCreation, creatorOf, ownerOf, type LocalAnswer } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
@@ -28,7 +29,7 @@ import { TaskDriver, type DriverSettings } from './task-driver.js';
 
 export interface CreationContext {
   readonly ctx: ProvidedContext;
-  readonly deps: TaskDeps;
+  readonly deps: StageDeps;
   readonly policy: ProvidedTasksPolicy;
   /** The driver settings of a call on this request's route. */
   readonly settings: DriverSettings;
@@ -60,14 +61,44 @@ export async function createLegacyTask(c: CreationContext, request: FastifyReque
 
 /** 2026: the call first; a task only if it outlasts promoteAfter. */
 export async function promoteModernCall(c: CreationContext, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
+  const ttlMs = Math.min(c.deps.policy.ttl.default, ttlCap(c.deps, tool));
+  const held = await holdThenPromote(c, request, message, params, tool, { waitMs: c.policy.promoteAfter, timeoutMs: c.policy.timeout, ttlMs });
+  if (held?.kind !== 'task') return held?.answer;
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'task', ...taskFromRecord(held.record) } } };
+}
+
+/** How holdThenPromote holds a call. */
+export interface HoldOptions {
+  /** The call becomes a task once it has run this long without an answer. */
+  readonly waitMs: number;
+  /** The backend call's limit, capped by the task's lifetime. */
+  readonly timeoutMs: number;
+  /** The task's lifetime, already capped by the policy. */
+  readonly ttlMs: number;
+  /** The task is a background call (src/background/): its client reaches it through the gateway's status tool. */
+  readonly background?: boolean;
+}
+
+export type HoldOutcome =
+  | { readonly kind: 'task'; readonly record: TaskRecord }
+  | { readonly kind: 'answer'; readonly answer: LocalAnswer };
+
+/**
+ * Sends the call and waits up to `waitMs` for its answer: in time, the answer goes back as it
+ * is; past it, the call goes on as a task of the request's era (2025: in the client's backend
+ * session) and its record is returned. A limit at that point (the owner's live tasks, the
+ * creation rate) keeps the call plain, and the client waits for its answer. Undefined, before
+ * anything is sent, when this replica holds as many calls as it may.
+ */
+export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 'settings'>, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string, options: HoldOptions): Promise<HoldOutcome | undefined> {
   const { ctx, deps } = c;
   if (ctx.inFlight >= deps.policy.provided.maxRunning) return undefined;
   const tg = request.tg;
   const instance = await selectInstanceFor(request, deps.store, tg.snapshot.sessions);
   tg.instance = instance;
   await prepareUpstreamToken(request);
-  const ttlMs = Math.min(deps.policy.ttl.default, ttlCap(deps, tool));
-  const plan: CallPlan = { call: captureCall(request, params), instance, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
+  const session = tg.mcp!.era === 'legacy' ? tg.sessionId : undefined;
+  const plan: CallPlan = { call: captureCall(request, params), instance, session, timeoutMs: Math.min(options.timeoutMs, options.ttlMs) };
   const driver = startDriver(c, request, plan, true);
   const left = () => driver.runner.abort('aborted', 'the client left before the call became a task');
   tg.abort.once('abort', left);
@@ -78,31 +109,33 @@ export async function promoteModernCall(c: CreationContext, request: FastifyRequ
     const first = await Promise.race([
       driver.runner.outcome.then((outcome) => ({ outcome })),
       new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), c.policy.promoteAfter);
+        timer = setTimeout(() => resolve(undefined), options.waitMs);
         timer.unref();
       }),
     ]);
     clearTimeout(timer);
     if (first === undefined && !tg.abort.aborted) {
-      const record = await promote(c, request, tool, ttlMs, instance, plan);
+      const record = await promote(c, request, tool, options, instance, plan);
       if (record) {
         driver.attach(record);
         announce(c, request, record);
-        return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'task', ...taskFromRecord(record) } } };
+        return { kind: 'task', record };
       }
     }
-    const outcome = first?.outcome ?? (await driver.runner.outcome);
+    // Released before the outcome is awaited: a 2025 question waiting for the task (task-driver.ts)
+    // is then refused, and the call's stream moves on.
     driver.release();
-    return plainAnswer(message, outcome);
+    const outcome = first?.outcome ?? (await driver.runner.outcome);
+    return { kind: 'answer', answer: plainAnswer(message, outcome) };
   } finally {
     tg.abort.off('abort', left);
   }
 }
 
 /** The task record for a promoted call; undefined where a limit keeps the call plain. */
-async function promote(c: CreationContext, request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, plan: CallPlan): Promise<TaskRecord | undefined> {
+async function promote(c: Pick<CreationContext, 'deps'>, request: FastifyRequest, tool: string, options: HoldOptions, instance: Instance, plan: CallPlan): Promise<TaskRecord | undefined> {
   const { deps } = c;
-  const record = newRecord(request, tool, ttlMs, instance, deps);
+  const record = newRecord(request, tool, options.ttlMs, instance, deps, options.background);
   try {
     await countCreation(deps, record.owner);
     const created = await deps.store.createProvidedTask(record, { call: plan.call, instance: instance.url, round: 0 }, deps.policy.maxLivePerPrincipal);
@@ -115,14 +148,14 @@ async function promote(c: CreationContext, request: FastifyRequest, tool: string
   return undefined;
 }
 
-function startDriver(c: CreationContext, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
+function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
   const target = callTarget(request, plan, fromClient);
   const limits = request.tg.snapshot.config.limits;
   const trace = callTraceOf(request, 'run');
   return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace), c.settings);
 }
 
-function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: TaskDeps): TaskRecord {
+function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {
   const tg = request.tg;
   const now = Date.now();
   const iso = new Date(now).toISOString();
@@ -152,20 +185,21 @@ function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instanc
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...(background ? { backgroundCall: 'unread' as const } : undefined),
     ...creatorOf(deps, request),
   };
 }
 
-function ttlCap(deps: TaskDeps, tool: string): number {
+function ttlCap(deps: StageDeps, tool: string): number {
   return Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
 }
 
-function announce(c: CreationContext, request: FastifyRequest, record: TaskRecord): void {
+function announce(c: Pick<CreationContext, 'deps'>, request: FastifyRequest, record: TaskRecord): void {
   request.tg.createdTask = record;
   c.deps.observer.created(record);
 }
 
-function refusal(deps: TaskDeps, outcome: 'owner-limit' | 'full'): GatewayError {
+function refusal(deps: StageDeps, outcome: 'owner-limit' | 'full'): GatewayError {
   return outcome === 'owner-limit'
     ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
     : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });

@@ -19,17 +19,18 @@ import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import type { DetachOptions, DetachOutcome, GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
-import { createLegacyTask, promoteModernCall, type CreationContext } from './creation.js';
+import { createLegacyTask, holdThenPromote, promoteModernCall, type CreationContext } from './creation.js';
 import type { HeldCall } from './held-call.js';
 import type { ProvidedContext } from './provided-context.js';
 import { answerLegacyResult } from './result-stream.js';
-import { answerCancel, answerGet, applyUpdate, cancelProvidedTask, type Retry } from './task-answers.js';
+import { answerCancel, answerGet, applyUpdate, cancelTask, type Retry } from './task-answers.js';
 import { settledWithin, TaskDriver, type DriverSettings } from './task-driver.js';
 import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from './transitions.js';
 
@@ -42,7 +43,8 @@ export interface ProvidedTasksDeps {
 
 const LAPSED_BATCH = 100;
 
-export class ProvidedTasks {
+/** Also GatewayRunTasks: how other capabilities (background calls) hold, cancel and answer its tasks. */
+export class ProvidedTasks implements GatewayRunTasks {
   private readonly ctx: ProvidedContext;
 
   constructor(deps: ProvidedTasksDeps) {
@@ -95,6 +97,38 @@ export class ProvidedTasks {
     }
   }
 
+  /**
+   * GatewayRunTasks: the call held, answered in time or gone on as a task recorded as a
+   * background call (src/background/), 2025 in the client's own backend session.
+   */
+  async runDetachable(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
+    const params = message.params;
+    if (!isObject(params) || typeof params.name !== 'string') return undefined;
+    const tool = params.name;
+    const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+    const settings = this.settings(deps, request, request.tg.mcp!.era, options.timeoutMs);
+    const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
+      waitMs: options.detachAfterMs,
+      timeoutMs: options.timeoutMs,
+      ttlMs: Math.min(options.ttlMs, cap),
+      background: true,
+    });
+    if (!held) return undefined;
+    return held.kind === 'task' ? { kind: 'detached', record: held.record } : { kind: 'answered', answer: held.answer };
+  }
+
+  /** GatewayRunTasks: as tasks/cancel does it. */
+  async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
+    return (await cancelTask(this.ctx, deps, record)) !== undefined;
+  }
+
+  /** GatewayRunTasks: as a 2026 tasks/update gives them; a complete round goes on here. */
+  async provideInput(deps: StageDeps, request: FastifyRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
+    const { retry } = await applyUpdate(deps, { id: 0, params: { taskId: record.handle, inputResponses } }, record);
+    if (retry) await this.retryWithCredentials(deps, request, retry);
+    return retry !== undefined;
+  }
+
   /** initialize, tools/list, server/discover results: tasks advertised where the gateway runs them. */
   advertise(request: FastifyRequest, method: string | undefined, result: JsonObject): boolean {
     if (method === undefined || !ADVERTISING_METHODS.has(method)) return false;
@@ -115,14 +149,6 @@ export class ProvidedTasks {
       return { patch: { status }, state: { ...view.state, pendingRequests: left } };
     });
     if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, moved.status);
-  }
-
-  /**
-   * An operator cancelled the task (src/console/): as its owner's tasks/cancel would, on any
-   * replica. False when it had already ended or is gone.
-   */
-  async cancelByOperator(record: TaskRecord, statusMessageMax: number): Promise<boolean> {
-    return (await cancelProvidedTask(this.ctx, record, 'The task was cancelled by an operator.', statusMessageMax)) !== undefined;
   }
 
   /** A provided task's lifetime ended: a call still held here stops (there is no task to write). */
@@ -181,7 +207,7 @@ export class ProvidedTasks {
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: TaskDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
+  private settings(deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
     const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
@@ -213,7 +239,7 @@ export class ProvidedTasks {
    * The next round's credentials come from this tasks/update, the client's request at hand:
    * a token-exchange upstream gets a token exchanged for it (or the principal's cached one).
    */
-  private async retryWithCredentials(deps: TaskDeps, request: FastifyRequest, retry: Retry): Promise<void> {
+  private async retryWithCredentials(deps: StageDeps, request: FastifyRequest, retry: Retry): Promise<void> {
     try {
       await prepareUpstreamToken(request);
     } catch (error) {
@@ -225,9 +251,11 @@ export class ProvidedTasks {
   }
 
   /** 2026 tasks/update answered every question: the call again, on this replica. */
-  private retry(deps: TaskDeps, request: FastifyRequest, retry: Retry): void {
+  private retry(deps: StageDeps, request: FastifyRequest, retry: Retry): void {
     const instance = request.tg.route.pool.selectInstance();
-    const policy = request.tg.snapshot.config.upstreams[retry.record.upstream]?.providedTasks;
+    const upstream = request.tg.snapshot.config.upstreams[retry.record.upstream];
+    // A background call (src/background/) runs under its own section's limit.
+    const policy = retry.record.backgroundCall === undefined ? upstream?.providedTasks : upstream?.backgroundCalls;
     const call = retry.view.state.call;
     if (!instance || !policy || !call) {
       void this.failUnstarted(deps, retry.record, 'no backend instance could take the call again');
@@ -249,7 +277,7 @@ export class ProvidedTasks {
     new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
   }
 
-  private async failUnstarted(deps: TaskDeps, record: TaskRecord, message: string): Promise<void> {
+  private async failUnstarted(deps: StageDeps, record: TaskRecord, message: string): Promise<void> {
     const moved = await transition(this.ctx.store, record.handle, ending('failed', failureOutcome(message), message, deps.policy.statusMessageMaxLength));
     if (moved) this.ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'failed');
   }

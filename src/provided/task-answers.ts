@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import type { StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedContext } from './provided-context.js';
@@ -64,7 +65,7 @@ export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
  * ended; 2026 acknowledges whatever the task's state.
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-  const moved = await cancelProvidedTask(ctx, record, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength);
+  const moved = await cancelTask(ctx, deps, record);
   request.tg.statusSeen = moved ? 'cancelled' : undefined;
   if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
   if (!moved) {
@@ -75,16 +76,13 @@ export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: taskFromRecord(moved.after.record) } };
 }
 
-/**
- * Cancels a task the gateway runs itself, whoever asks (its owner's tasks/cancel, an operator):
- * the task ends cancelled, and its call stops on whichever replica holds it (held here: at
- * once; elsewhere: on the announcement). Undefined when it had ended already or is gone.
- */
-export async function cancelProvidedTask(ctx: ProvidedContext, record: TaskRecord, message: string, maxMessage: number): Promise<Transition | undefined> {
-  const moved = await transition(ctx.store, record.handle, ending('cancelled', undefined, message, maxMessage));
+/** Moves a running task to cancelled and stops its call; undefined when it had ended already. */
+export async function cancelTask(ctx: ProvidedContext, deps: StageDeps, record: TaskRecord): Promise<Transition | undefined> {
+  const moved = await transition(deps.store, record.handle, ending('cancelled', undefined, CANCELLED_MESSAGE, deps.policy.statusMessageMaxLength));
   if (moved) {
-    ctx.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
+    deps.observer.statusChanged(moved.before.record, moved.before.record.status, 'cancelled');
     ctx.metrics.providedTasksEnded.inc({ upstream: record.upstream, outcome: 'cancelled' });
+    // Held here: stopped at once rather than on the announcement.
     void ctx.held.get(record.handle)?.cancel();
   }
   return moved;
@@ -104,7 +102,7 @@ export interface Retry {
  * extension says servers should); once every question of the round has one, the task is
  * working again and the call is retried with them. Always acknowledged.
  */
-export async function applyUpdate(deps: TaskDeps, message: JsonRpcRequest, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
+export async function applyUpdate(deps: StageDeps, message: Pick<JsonRpcRequest, 'id' | 'params'>, record: TaskRecord): Promise<{ answer: LocalAnswer; retry?: Retry }> {
   const params = isObject(message.params) ? message.params : {};
   const responses = isObject(params.inputResponses) ? params.inputResponses : {};
   let retry: Omit<Retry, 'record' | 'view'> | undefined;

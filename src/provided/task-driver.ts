@@ -231,8 +231,15 @@ export class TaskDriver implements HeldCall {
    * session (task-requests.ts, routeClientResponse) and the task goes back to working.
    */
   private async relayServerRequest(request: JsonRpcRequest): Promise<void> {
-    const record = this.record;
-    if (!record || this.settings.era !== 'legacy') return;
+    if (this.settings.era !== 'legacy') return;
+    // Asked before the call is a task (a call held for a client without tasks, until it is
+    // detached): it waits for the task, and the stream with it. A call that stays plain has no
+    // task to ask through: the backend is told so rather than left waiting.
+    const record = this.record ?? (await this.attachment);
+    if (!record) {
+      await this.runner.refuseServerRequest(request.id, 'the gateway cannot relay this request: the call it belongs to has no task the client can reach');
+      return;
+    }
     const id = mintServerRequestId();
     const params = isObject(request.params) ? request.params : {};
     const meta = isObject(params._meta) ? params._meta : {};

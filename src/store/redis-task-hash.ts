@@ -30,6 +30,7 @@ const FIELDS = {
   statusMessage: 'string',
   readOnce: 'boolean',
   traceparent: 'string',
+  backgroundCall: 'string',
   creatorIssuer: 'string',
   creatorSubject: 'string',
 } as const satisfies Record<keyof TaskRecord, FieldKind>;
@@ -38,7 +39,7 @@ const FIELDS = {
  * The properties a patch may change (every TaskPatch property, in the order the opening
  * script returns them): the rest of a record is fixed when the task is created.
  */
-export const LIVE_FIELDS = ['status', 'lastUpdatedAtIso', 'ttlMs', 'expiresAt', 'pollIntervalMs', 'statusMessage'] as const satisfies readonly (keyof TaskPatch)[];
+export const LIVE_FIELDS = ['status', 'lastUpdatedAtIso', 'ttlMs', 'expiresAt', 'pollIntervalMs', 'statusMessage', 'backgroundCall'] as const satisfies readonly (keyof TaskPatch)[];
 /** A TaskPatch property missing from LIVE_FIELDS fails the typecheck here. */
 const LIVE_COVERS_PATCH: Exclude<keyof TaskPatch, (typeof LIVE_FIELDS)[number]> extends never ? true : never = true;
 void LIVE_COVERS_PATCH;
@@ -70,6 +71,8 @@ export function withLiveFields(fixed: Readonly<FixedFields>, reply: readonly unk
   };
   const statusMessage = reply[at + 5];
   if (typeof statusMessage === 'string') record.statusMessage = statusMessage;
+  const backgroundCall = reply[at + 6];
+  if (backgroundCall === 'unread' || backgroundCall === 'read') record.backgroundCall = backgroundCall;
   return record;
 }
 

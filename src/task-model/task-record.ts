@@ -64,6 +64,12 @@ export interface TaskRecord {
    */
   readonly traceparent?: string;
   /**
+   * A background call (src/background/): a gateway-run task whose client knows no tasks and
+   * reaches it through the gateway's status tool. `unread` until its outcome was first
+   * delivered there, so the expiry sweep can tell an abandoned call from a finished one.
+   */
+  backgroundCall?: 'unread' | 'read';
+  /**
    * With the operator console on: the issuer of the creator's token, and (console.principals:
    * shown) its subject, so operators can tell whose task it is; `owner` is a digest of both.
    */
@@ -71,7 +77,7 @@ export interface TaskRecord {
   readonly creatorSubject?: string;
 }
 
-export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage'>>;
+export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage' | 'backgroundCall'>>;
 
 /** A server→client request relayed under a gateway-chosen id, and where its answer goes. */
 export interface ServerRequestRoute {

@@ -1,21 +1,16 @@
 /** What the tasks stage's phases share: its dependencies, policy, and the answers it makes. */
 import type { FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
-import type { TasksConfig } from '../config/sections/tasks.js';
-import type { Store } from '../store/store.js';
-import type { TaskRecord } from '../task-model/task-record.js';
 import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
-import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
 import type { StatusPush } from '../push/status-push.js';
 import { GatewayError } from '../errors.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import type { LocalAnswer, StageDeps, TaskExtensions } from './extension-points.js';
 
-export interface TaskDeps {
-  readonly store: Store;
-  readonly policy: TasksConfig;
-  /** Whether principals are verified; 2025 tasks/list is only served (and advertised) then. */
-  readonly authEnabled: boolean;
-  readonly logger: Logger;
+export type { LocalAnswer };
+
+/** StageDeps.authEnabled: 2025 tasks/list is only served (and advertised) with principals. */
+export interface TaskDeps extends StageDeps {
   readonly callUpstream: UpstreamCaller;
   /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
   readonly listenUpstream: UpstreamListener;
@@ -23,34 +18,19 @@ export interface TaskDeps {
   readonly credentialsPerCaller: (upstream: string) => boolean;
   /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
   readonly resultWaits: Map<string, number>;
-  /** Metrics, audit trail and detectors. */
-  readonly observer: TaskObserver;
   /** Tasks the gateway runs itself (src/provided/): tasks/* of a `provided` record go there. */
   readonly provided: ProvidedTasks;
   /** Task status pushed on 2026 subscriptions/listen (src/push/). */
   readonly push: StatusPush;
-  /**
-   * Whether new records name their creator (the operator console is on): its issuer, and with
-   * `subject` its subject too. Undefined: they name only the owner's digest.
-   */
-  readonly recordCreator?: { readonly subject: boolean };
-}
-
-/** An answer the gateway gives by itself instead of forwarding. */
-export interface LocalAnswer {
-  readonly status: number;
-  /** JSON (an object or its text), or a stream of `contentType`. */
-  readonly body: unknown;
-  readonly headers?: Record<string, string>;
-  /** application/json unless said otherwise (an event stream of a 2025 tasks/result). */
-  readonly contentType?: string;
+  /** Capabilities registered at the stage's extension points (extension-points.ts). */
+  readonly extensions: TaskExtensions;
 }
 
 /**
  * Counts one task creation for `owner`; throws 429 with Retry-After past the policy's rate.
  * Counted in the store, so every replica sees the same count.
  */
-export async function countCreation(deps: TaskDeps, owner: string): Promise<void> {
+export async function countCreation(deps: Pick<StageDeps, 'store' | 'policy'>, owner: string): Promise<void> {
   const { limit, window } = deps.policy.createRate;
   const now = Date.now();
   const { count, resetAt } = await deps.store.countInWindow(`create:${owner}`, window, now);
@@ -72,7 +52,7 @@ export function ownerOf(request: FastifyRequest): string {
 }
 
 /** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
-export function creatorOf(deps: TaskDeps, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
+export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
   const principal = request.tg.principal;
   if (!deps.recordCreator || !principal) return undefined;
   return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };

@@ -46,7 +46,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   const modern = mcp.era === 'modern';
   switch (message.method) {
     case 'tools/call':
-      return (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
+      return (await interceptToolCall(deps, request, message)) ?? (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'subscriptions/listen':
       // Task handles in the filter: the gateway answers the listen itself (src/push/).
       return modern ? deps.push.listen(deps, request, message) : undefined;
@@ -61,6 +61,15 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
       if (modern && !declaresTasksExtension(message)) throw missingTasksCapability();
       return prepareTaskOperation(deps, request, message);
   }
+}
+
+/** The registered interceptors, in order (extension-points.ts): the first answer wins. */
+async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  for (const interceptor of deps.extensions.toolCallInterceptors) {
+    const answer = await interceptor.interceptToolCall(deps, request, message);
+    if (answer) return answer;
+  }
+  return undefined;
 }
 
 /** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */

@@ -46,8 +46,12 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
     advertiseTaskList(result, deps.authEnabled);
     return response;
   }
-  // tools/list and server/discover advertise the tasks the gateway runs itself (src/provided/).
-  if (answersThisRequest && deps.provided.advertise(request, method, result)) return response;
+  if (answersThisRequest) {
+    // tools/list and server/discover advertise the tasks the gateway runs itself (src/provided/),
+    // then the registered filters see the result (extension-points.ts).
+    const advertised = deps.provided.advertise(request, method, result);
+    if (filterResult(deps, request, method, result) || advertised) return response;
+  }
   // A creation result, on the POST stream or replayed on a resumed GET stream.
   const created = creationTaskObject(result, era);
   if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
@@ -76,6 +80,13 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   }
   // Most replies (every plain tools/call) carry no task: relayed as the bytes they came as.
   return (await hideInMessage(deps, request, result, 'meta')) ? response : undefined;
+}
+
+function filterResult(deps: TaskDeps, request: FastifyRequest, method: string | undefined, result: JsonObject): boolean {
+  if (method === undefined) return false;
+  let changed = false;
+  for (const filter of deps.extensions.resultFilters) changed = filter.filterResult(request, method, result) || changed;
+  return changed;
 }
 
 /** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */

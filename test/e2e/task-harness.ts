@@ -46,6 +46,8 @@ export async function startTaskStack(options: {
   workMs?: number;
   /** upstreams.tools.providedTasks: the tools the gateway runs as tasks itself. */
   providedTasks?: Record<string, unknown>;
+  /** upstreams.tools.backgroundCalls: the tools whose long calls become background calls. */
+  backgroundCalls?: Record<string, unknown>;
   /** Modern backends: which ones (by index) push task status on subscriptions/listen. */
   pushTasks?: readonly boolean[];
 }): Promise<TaskStack> {
@@ -72,8 +74,17 @@ export async function startTaskStack(options: {
     {
       auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
       tasks: options.tasks ?? {},
-      ...(options.providedTasks
-        ? { upstreams: { tools: { instances: backends.map((b) => new URL(b.url).origin), cooldown: '30s', providedTasks: options.providedTasks } } }
+      ...(options.providedTasks || options.backgroundCalls
+        ? {
+            upstreams: {
+              tools: {
+                instances: backends.map((b) => new URL(b.url).origin),
+                cooldown: '30s',
+                ...(options.providedTasks && { providedTasks: options.providedTasks }),
+                ...(options.backgroundCalls && { backgroundCalls: options.backgroundCalls }),
+              },
+            },
+          }
         : {}),
       ...options.policy,
     },

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { TOKEN68 } from '../../mcp/headers.js';
 import { durationSchema } from '../units.js';
+import { backgroundCallsSchema } from './background-calls.js';
 import { tokenExchangeSchema } from './token-exchange.js';
 
 /**
@@ -178,6 +179,7 @@ export const upstreamSchema = z
     connections: z.int().min(1).default(128).describe('Keep-alive connections kept per instance.'),
     credentials: credentialsSchema,
     providedTasks: providedTasksSchema.optional(),
+    backgroundCalls: backgroundCallsSchema.optional(),
   })
   .describe('An upstream: one MCP server, possibly run as several instances.');
 

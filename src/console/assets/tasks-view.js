@@ -105,7 +105,7 @@ export class TasksView {
         el('td', {}, task.tool),
         el('td', {}, task.upstream),
         el('td', { title: task.instance }, hostOf(task.instance)),
-        el('td', {}, task.kind === 'gateway' ? 'gateway-run' : 'backend'),
+        el('td', {}, kindLabel(task.kind)),
         el('td', {}, task.era),
         el('td', {}, statusBadge(task.status)),
         el('td', { class: 'message' }, task.statusMessage ?? ''),
@@ -154,7 +154,7 @@ export class TasksView {
     document.getElementById('task-detail-title').textContent = `Task ${task.id}`;
     const fields = [
       ['Principal', principalLabel(task.principal)], ['Principal key', task.principal.key], ['Tool', task.tool], ['Upstream', task.upstream],
-      ['Instance', task.instance], ['Kind', task.kind === 'gateway' ? 'gateway-run' : 'backend'], ['Era', task.era], ['Status', statusBadge(task.status)],
+      ['Instance', task.instance], ['Kind', kindLabel(task.kind)], ['Era', task.era], ['Status', statusBadge(task.status)],
       ['Status message', task.statusMessage ?? '—'], ['Created', task.createdAt], ['Last updated', task.lastUpdatedAt], ['Age', duration(task.ageMs)],
       ['TTL', duration(task.ttlMs)], ['TTL left', duration(task.ttlLeftMs)], ['Poll interval', duration(task.pollIntervalMs)], ['Read once', task.readOnce ? 'yes' : 'no'],
     ];
@@ -211,6 +211,10 @@ function hostOf(issuer) {
   } catch {
     return issuer;
   }
+}
+
+function kindLabel(kind) {
+  return kind === 'gateway' ? 'gateway-run' : kind === 'background' ? 'background call' : 'backend';
 }
 
 function ended(status) {

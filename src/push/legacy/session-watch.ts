@@ -120,6 +120,8 @@ export class SessionWatch {
 
   #inSession(record: TaskRecord): boolean {
     const { owner, upstream, session } = this.#key;
+    // A background call's client knows no tasks (src/background/): nothing is pushed for it.
+    if (record.backgroundCall !== undefined) return false;
     return record.kind === 'provided' && record.era === 'legacy' && record.owner === owner && record.upstream === upstream && record.upstreamSession === session;
   }
 

@@ -13,6 +13,7 @@ import { StatusPush } from '../../../src/push/status-push.js';
 import { ProvidedTasks } from '../../../src/provided/provided-tasks.js';
 import { InstancePool } from '../../../src/routing/balancer.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
+import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
@@ -36,6 +37,7 @@ function depsWith(store: MemoryStore): TaskDeps {
     callUpstream: async () => ({ status: 200 }),
     listenUpstream: () => Promise.reject(new Error('no backend listens in this test')),
     credentialsPerCaller: () => false,
+    extensions: NO_EXTENSIONS,
   };
 }
 
