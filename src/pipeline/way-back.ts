@@ -56,7 +56,7 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   };
   // A held 2025 call's stream is read to its end after a hang-up (src/limits/call-hold.ts).
   relayThrough(res.stream, tap, onError, tg.callHold !== undefined);
-  // A 2025 session's GET stream also carries its provided tasks' status (src/push/legacy/).
+  // A 2025 session's GET stream also carries its provided tasks' status (src/provided/legacy-push/).
   const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
   // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
   // answer to its request, which the client waits for anyway; its headers wait for the first

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
-import type { LegacyStatusPush } from '../push/legacy/legacy-status-push.js';
+import type { LegacyStatusPush } from './legacy-push/legacy-status-push.js';
 import type { BackendSupport } from './backend-support.js';
 import type { HeldCall } from './held-call.js';
 
@@ -21,6 +21,6 @@ export interface ProvidedContext {
   inFlight: number;
   /** Set once the gateway shuts down: a task's next call is not started then, the task ends failed. */
   closing: boolean;
-  /** 2025 status notifications on the sessions' GET streams (src/push/legacy/). */
+  /** 2025 status notifications on the sessions' GET streams (src/provided/legacy-push/). */
   readonly legacyPush: LegacyStatusPush;
 }

@@ -10,7 +10,7 @@ import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
+import { detailedTask, isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedContext } from './provided-context.js';
 import { ending, transition, type Transition } from './transitions.js';
 
@@ -46,18 +46,6 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}` };
 }
 
-/** The 2026 DetailedTask: the task, and whatever it holds for the client in its status. */
-export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
-  const task: JsonObject = { ...taskFromRecord(record), resultType: 'complete' };
-  if (record.status === 'input_required' && state.inputRequests) task.inputRequests = state.inputRequests;
-  const outcome = state.outcome;
-  if (outcome && (record.status === 'completed' || record.status === 'failed')) {
-    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
-    if ('result' in outcome) task.result = { ...outcome.result, resultType: outcome.result.resultType ?? 'complete' };
-    else task.error = outcome.error;
-  }
-  return task;
-}
 
 /**
  * tasks/cancel: the task is cancelled before the answer (2025: a MUST), and the call is

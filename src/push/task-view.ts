@@ -4,13 +4,13 @@
  * read from the store, so any replica renders the same thing.
  *
  * - A task the gateway runs itself: its record and state, rendered as tasks/get renders them
- *   (detailedTask of src/provided/task-answers.ts).
+ *   (detailedTask of src/tasks/task-shapes.ts).
  * - A backend task: its poll snapshot, the last tasks/get answer the owner was given (by a
  *   client's poll, or by the polls and pushes of src/push/ itself). While it runs (or once
  *   cancelled) the record alone says everything; otherwise a snapshot that does not show the
  *   record's status is stale, and nothing is rendered until a fresher answer is stored.
  */
-import { detailedTask } from '../provided/task-answers.js';
+import { detailedTask } from '../tasks/task-shapes.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { taskFromRecord, type JsonObject } from '../tasks/task-shapes.js';

@@ -14,6 +14,7 @@
  * pollInterval too. What a backend sends otherwise is made so here, on the way in and out.
  */
 import type { Era } from '../mcp/era.js';
+import type { ProvidedTaskView } from '../task-model/provided-state.js';
 import { isTaskStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import { hideBackendId, hideBackendIdInText, type TaskIds } from './backend-ids.js';
@@ -155,4 +156,17 @@ export function sanitizeStatusMessage(message: string, maxLength: number, ids?: 
 
 function isNonNegative(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/** The 2026 DetailedTask of a task the gateway runs: the task, and whatever it holds for the client in its status. */
+export function detailedTask({ record, state }: ProvidedTaskView): JsonObject {
+  const task: JsonObject = { ...taskFromRecord(record), resultType: 'complete' };
+  if (record.status === 'input_required' && state.inputRequests) task.inputRequests = state.inputRequests;
+  const outcome = state.outcome;
+  if (outcome && (record.status === 'completed' || record.status === 'failed')) {
+    // ext-tasks rejects an inlined result without its own resultType (WIRE-NOTES).
+    if ('result' in outcome) task.result = { ...outcome.result, resultType: outcome.result.resultType ?? 'complete' };
+    else task.error = outcome.error;
+  }
+  return task;
 }
