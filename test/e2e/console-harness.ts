@@ -11,6 +11,7 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { waitFor } from '../support/wait.js';
 import { waitUntilReady } from './task-harness.js';
 
 export const OPERATOR_TOKEN = 'operator-token-'.padEnd(44, 'o');
@@ -139,13 +140,9 @@ export async function createTask(client: ModernTaskClient, tool: string, args: R
   return result.taskId;
 }
 
-/** Polls `check` every 50 ms until it returns a value (not undefined), at most `ms`. */
+/** The value `check` returns once it returns one (not undefined), polled through the one wait of test/support/wait.ts. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let value: T | undefined;
+  await waitFor(async () => (value = await check()) !== undefined, what, ms, 50);
+  return value!;
 }
