@@ -120,7 +120,7 @@ export class PolicySnapshot {
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
     this.cors = config.listen.cors.mode === 'none' ? undefined : new CorsRules(config.listen.cors, this.hostOrigin);
     this.upstreams = new UpstreamSet(config.upstreams, { previous: previous?.upstreams, drainMs: drainMsOf(config, previous?.config) });
-    this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
+    this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics }, { operatorSuspensions: config.console.enabled });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
     const callerOptions = {
@@ -140,6 +140,8 @@ export class PolicySnapshot {
       resultWaits: shared.resultWaits,
       observer: shared.observer,
       extensions: shared.extensions,
+      // The console shows whose task it is: new records name their creator (src/console/).
+      recordCreator: config.console.enabled ? { subject: config.console.principals === 'shown' } : undefined,
       listenUpstream: createUpstreamListener(callerOptions),
       credentialsPerCaller: (upstream) => {
         const type = this.identity.policyFor(upstream).credentials.type;
@@ -212,6 +214,11 @@ export class PolicySnapshot {
 
   get agents(): ReadonlyMap<string, UpstreamAgent> {
     return this.upstreams.agents;
+  }
+
+  /** Each upstream's instance pool (health, cool-downs): what the operator console shows. */
+  get pools(): ReadonlyMap<string, InstancePool> {
+    return this.upstreams.pools;
   }
 
   /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */

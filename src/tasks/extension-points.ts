@@ -30,6 +30,11 @@ export interface StageDeps {
   readonly logger: Logger;
   /** Metrics, audit trail and detectors. */
   readonly observer: TaskObserver;
+  /**
+   * Whether new records name their creator (the operator console is on, src/console/): its
+   * issuer, and with `subject` its subject too. Undefined: they name only the owner's digest.
+   */
+  readonly recordCreator?: { readonly subject: boolean };
 }
 
 /**
@@ -98,6 +103,8 @@ export interface TaskKindHandler {
   answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
   /** 2025: the client answered a server request one of its tasks asked (relayed under `handle`). */
   inputAnswered(handle: string, requestId: string): Promise<void>;
+  /** Cancels one of its tasks the way its owner's tasks/cancel does; false when it had ended. */
+  cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
   /** One of its tasks was forgotten at the end of its lifetime. */
   expired(record: TaskRecord): void;
   /** Upkeep with each expiry sweep (ending tasks nothing will ever answer). */

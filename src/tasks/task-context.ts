@@ -31,6 +31,13 @@ export function ownerOf(request: FastifyRequest): string {
   return request.tg.principalKey ?? ANONYMOUS_OWNER;
 }
 
+/** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
+export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
+  const principal = request.tg.principal;
+  if (!deps.recordCreator || !principal) return undefined;
+  return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
+}
+
 /** Lifetime of the route kept for a relayed server→client request awaiting its answer. */
 export const SERVER_REQUEST_TTL_MS = 60 * 60 * 1000;
 
