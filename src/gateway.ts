@@ -14,6 +14,8 @@ import { BackgroundCalls } from './background/background-calls.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { createListener } from './listener/listener.js';
+import { AuditTimeline } from './console/audit-timeline.js';
+import { OperatorConsole } from './console/operator-console.js';
 import { createAuditLog, type AuditLog } from './observability/audit.js';
 import { createHandleHasher } from './observability/handle-hash.js';
 import { createLogger } from './observability/logger.js';
@@ -67,7 +69,7 @@ export interface Gateway {
 const EXPIRY_SWEEP_MS = 1000;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
-  const { shared, audit, hashHandle } = buildSharedParts(config, deps);
+  const { shared, audit, hashHandle, timeline } = buildSharedParts(config, deps);
   const policy = await PolicySnapshot.build(config, shared);
   if (!policy.auth) {
     shared.logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
@@ -104,6 +106,19 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       ...(policy.auth ? [{ name: 'auth', check: async () => (authReady ||= currentPolicy().auth?.ready ?? true) }] : []),
     ],
   });
+  // The operator console: its own room on the admin listener, off unless console.enabled.
+  const operatorConsole = new OperatorConsole({
+    currentPolicy,
+    store: shared.store,
+    metrics: shared.metrics,
+    logger: shared.logger,
+    audit,
+    hashHandle,
+    timeline,
+    reloads: () => ({ hash: reloader.hash, history: reloader.history }),
+    providedRunning: () => shared.provided.running,
+  });
+  operatorConsole.register(admin);
 
   return {
     app,
@@ -148,6 +163,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         await shared.provided.close(Math.max(0, drainTimeout - (Date.now() - started)));
         await sweeper.stop();
         await admin.close();
+        await operatorConsole.close();
         await reloader.close();
         await shared.store.close();
         await audit.close();
@@ -157,7 +173,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
 }
 
 /** The parts that outlive any one policy: metrics, logs, the store, the audit trail. */
-function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string } {
+function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; timeline: AuditTimeline } {
   const metrics = deps.metrics ?? createMetrics();
   const logger = deps.logger ?? createLogger(config.logging, () => metrics.logLinesDropped.inc({ log: 'general' }));
   if (!deps.store && config.store.type === 'memory') {
@@ -166,13 +182,23 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
     logger.warn('store.type is memory: tasks, sessions and limits live in this process only; run exactly one replica, or use store.type redis');
   }
   const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
-  const audit = createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination);
+  // The console's task timelines are fed from the audit trail as it is written (console/).
+  const timeline = new AuditTimeline();
+  const audit = timeline.tap(createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination));
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
   const push = new StatusPush({ store, logger, observer, metrics });
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
   const background = new BackgroundCalls({ runner: provided, metrics, logger });
-  const extensions: TaskExtensions = { toolCallInterceptors: [background], resultFilters: [background] };
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle };
+  // The capabilities, registered at the tasks stage's extension points: background calls are
+  // asked before gateway-run tasks, so a call they detach never becomes a task of its own.
+  const extensions: TaskExtensions = {
+    toolCallInterceptors: [background, provided],
+    resultFilters: [provided, background],
+    methodTakeovers: [push],
+    taskKinds: [provided],
+    eventStreamFilters: [provided],
+  };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, timeline };
 }

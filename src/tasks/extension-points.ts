@@ -7,16 +7,19 @@
  * gateway-run task started, driven or cancelled asks for it through GatewayRunTasks, which
  * the provided-tasks room implements: capabilities never import each other.
  *
- * This file imports nothing from the rest of tasks/, so task-context.ts can build on it
- * without a circle.
+ * This file imports only the types of upstream-call.ts from the rest of tasks/, so
+ * task-context.ts can build on it without a circle.
  */
+import type { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
+import type { Era } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
-import type { TaskRecord } from '../task-model/task-record.js';
+import type { TaskKind, TaskRecord } from '../task-model/task-record.js';
+import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 
 /** What the tasks stage hands an extension with each request: the parts of its policy it may use. */
 export interface StageDeps {
@@ -27,6 +30,27 @@ export interface StageDeps {
   readonly logger: Logger;
   /** Metrics, audit trail and detectors. */
   readonly observer: TaskObserver;
+  /**
+   * Whether new records name their creator (the operator console is on, src/console/): its
+   * issuer, and with `subject` its subject too. Undefined: they name only the owner's digest.
+   */
+  readonly recordCreator?: { readonly subject: boolean };
+}
+
+/**
+ * Everything the tasks stage works with for one policy: StageDeps, the calls the gateway makes
+ * to backends itself, and the registered extensions. Built by the policy snapshot.
+ */
+export interface TaskDeps extends StageDeps {
+  readonly callUpstream: UpstreamCaller;
+  /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
+  readonly listenUpstream: UpstreamListener;
+  /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
+  readonly credentialsPerCaller: (upstream: string) => boolean;
+  /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
+  readonly resultWaits: Map<string, number>;
+  /** Capabilities registered at the stage's extension points. */
+  readonly extensions: TaskExtensions;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
@@ -57,13 +81,51 @@ export interface ResultFilter {
   filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean;
 }
 
-/** The capabilities registered with the tasks stage. */
+/**
+ * Answers one request method in the core's place (src/push/ answers 2026 subscriptions/listen
+ * naming task handles). Undefined leaves the request to the backend.
+ */
+export interface MethodTakeover {
+  readonly method: string;
+  /** The era whose requests it takes over; both when absent. */
+  readonly era?: Era;
+  takeOver(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+}
+
+/**
+ * Serves the tasks of one record kind that the backend does not hold (src/provided/ serves
+ * `provided`): the core finds the record and checks its owner, then hands the task operation
+ * over. The core serves `backend` tasks itself.
+ */
+export interface TaskKindHandler {
+  readonly kind: TaskKind;
+  /** A tasks/* operation on one of its tasks, after the owner check passed. */
+  answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  /** 2025: the client answered a server request one of its tasks asked (relayed under `handle`). */
+  inputAnswered(handle: string, requestId: string): Promise<void>;
+  /** Cancels one of its tasks the way its owner's tasks/cancel does; false when it had ended. */
+  cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
+  /** One of its tasks was forgotten at the end of its lifetime. */
+  expired(record: TaskRecord): void;
+  /** Upkeep with each expiry sweep (ending tasks nothing will ever answer). */
+  sweep(deps: StageDeps, now: number): Promise<unknown>;
+}
+
+/** Adds messages of its own to a relayed 2025 event stream (a session's GET stream). */
+export interface EventStreamFilter {
+  attach(request: FastifyRequest, stream: Transform): Transform;
+}
+
+/** The capabilities registered with the tasks stage, each list asked in order. */
 export interface TaskExtensions {
   readonly toolCallInterceptors: readonly ToolCallInterceptor[];
   readonly resultFilters: readonly ResultFilter[];
+  readonly methodTakeovers: readonly MethodTakeover[];
+  readonly taskKinds: readonly TaskKindHandler[];
+  readonly eventStreamFilters: readonly EventStreamFilter[];
 }
 
-export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [] };
+export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [], methodTakeovers: [], taskKinds: [], eventStreamFilters: [] };
 
 /** How a call started by GatewayRunTasks.runDetachable is to be held. */
 export interface DetachOptions {
