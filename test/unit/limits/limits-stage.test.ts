@@ -32,8 +32,8 @@ beforeEach(() => {
 const SUSPEND: AuditConfig['enumeration'] = auditSchema.parse({ enumeration: { action: 'suspend', threshold: 2 } }).enumeration;
 const WARN: AuditConfig['enumeration'] = auditSchema.parse({}).enumeration;
 
-function stage(policy: unknown, enumeration = WARN): LimitsStage {
-  return new LimitsStage(toolLimitsSchema.parse(policy), enumeration, { limits, metrics });
+function stage(policy: unknown, enumeration = WARN, options: { operatorSuspensions?: boolean } = {}): LimitsStage {
+  return new LimitsStage(toolLimitsSchema.parse(policy), enumeration, { limits, metrics }, options);
 }
 
 interface Call {
@@ -216,7 +216,7 @@ describe('LimitsStage.admit: the enumeration suspension', () => {
     const refused = tasksGet('prober');
     const error = await refusalOf(s, refused);
     assert.equal(error?.code, 'TG_ERR_RATE_LIMITED');
-    assert.equal(error?.detail, 'task requests suspended after too many refused task lookups');
+    assert.equal(error?.detail, 'task requests of this principal are suspended (by the enumeration detector or an operator)');
     assert.equal((error?.data as { limit: string }).limit, 'suspended');
     const retryAfter = Number(error?.headers['retry-after']);
     assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
@@ -241,6 +241,23 @@ describe('LimitsStage.admit: the enumeration suspension', () => {
       assert.equal(s.admit(listen('prober', params).request, listen('prober', params).reply), undefined, JSON.stringify(params));
     }
     assert.equal(s.admit(toolCall('scan', { principal: 'prober' }).request, toolCall().reply), undefined, 'tools/call is none of the suspension\'s business');
+  });
+
+  it('with operator suspensions (the console), checks tasks/* against the store whatever the detector\'s action', async () => {
+    const s = stage({}, WARN, { operatorSuspensions: true });
+    assert.equal(await refusalOf(s, tasksGet('someone')), undefined);
+    await limits.suspend('someone', Date.now() + 3_600_000, Date.now());
+    const error = await refusalOf(s, tasksGet('someone'));
+    assert.equal((error?.data as { limit: string }).limit, 'suspended');
+    assert.ok(Number(error?.headers['retry-after']) > 3000, 'the operator\'s end, not the memo\'s');
+  });
+
+  it('with operator suspensions, sees an early end on another replica within about a second, not at the suspension\'s end', async () => {
+    const s = stage({}, SUSPEND, { operatorSuspensions: true });
+    await limits.suspend('someone', Date.now() + 3_600_000, Date.now());
+    assert.ok(await refusalOf(s, tasksGet('someone')));
+    assert.equal(await limits.unsuspend('someone', Date.now()), true);
+    await waitFor(async () => (await refusalOf(s, tasksGet('someone'))) === undefined, 'the un-suspension seen', 5000);
   });
 
   it('suspends nobody when the detector only warns', async () => {
