@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { after, beforeEach, describe, it } from 'node:test';
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
-import { createSseTap } from '../../../src/mcp/sse-tap.js';
-import { createMetrics, type GatewayMetrics } from '../../../src/observability/metrics.js';
-import { SessionOutput } from '../../../src/provided/legacy-push/session-output.js';
-import { SessionWatch, type SessionKey } from '../../../src/provided/legacy-push/session-watch.js';
-import { MemoryStore } from '../../../src/store/memory-store.js';
-import type { TaskRecord, TaskStatus } from '../../../src/task-model/task-record.js';
+import { createSseTap } from '../../../../src/mcp/sse-tap.js';
+import { createMetrics, type GatewayMetrics } from '../../../../src/observability/metrics.js';
+import { SessionOutput } from '../../../../src/provided/legacy-push/session-output.js';
+import { SessionWatch, type SessionKey } from '../../../../src/provided/legacy-push/session-watch.js';
+import { MemoryStore } from '../../../../src/store/memory-store.js';
+import type { TaskRecord, TaskStatus } from '../../../../src/task-model/task-record.js';
 import { waitFor } from '../../e2e/reload-harness.js';
 import { providedRecord, providedState } from '../store/provided-contract.js';
 
