@@ -16,6 +16,14 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  // The operator console's page: plain ES modules that run in the browser (src/console/assets).
+  {
+    files: ['src/console/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: { document: 'readonly', location: 'readonly', sessionStorage: 'readonly', HTMLElement: 'readonly', CSS: 'readonly', URL: 'readonly', fetch: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+    },
+  },
   // CommonJS because dependency-cruiser reads its configuration that way.
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
 );

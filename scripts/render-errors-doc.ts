@@ -19,6 +19,8 @@ JSON-RPC bodies) are relayed untouched and are not listed here.
   the request's id.
 - **The body is always JSON-RPC.** \`{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}\`,
   with \`Content-Type: application/json\`, because MCP clients read 4xx bodies for it.
+  The operator console's admin API (not MCP, on the admin listener) answers the same codes as
+  \`{"error":{"code":"TG_ERR_…","message":…}}\` instead ([console.md](console.md#api-v1)).
 - **Codes of our own** sit outside -32768..-32000, as the 2026-07-28 revision asks of new
   application codes: ${Object.entries(TASKGATE_RPC_CODES)
     .map(([name, code]) => `\`${code}\` (${name})`)

@@ -16,7 +16,7 @@
  * as a lost session and never sees the JSON-RPC error, so each error says which layer it
  * belongs to, and 2025 requests get the 2025 answer.
  */
-import type { Era } from './mcp/era.js';
+import type { Era } from './mcp/era-name.js';
 
 /** Codes this gateway allocates for itself (outside the JSON-RPC / MCP reserved range). */
 export const TASKGATE_RPC_CODES = {
@@ -97,7 +97,7 @@ const CATALOGUE = {
   TG_ERR_TOO_MANY_TASKS: { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManyTasks, message: 'Too Many Requests: live task limit reached', when: 'The principal already holds the maximum number of live tasks.' },
   TG_ERR_TOO_MANY_SUBSCRIPTIONS: { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.tooManySubscriptions, message: 'Too Many Requests: subscription limit reached', retryAfterSeconds: 5, when: 'A subscriptions/listen naming task handles while its principal already holds `tasks.push.maxSubscriptionsPerPrincipal` such streams open on this replica. Carries Retry-After.' },
   TG_ERR_TOO_MANY_TASK_IDS: { layer: 'rpc', httpStatus: 400, rpcCode: TASKGATE_RPC_CODES.tooManyTaskIds, message: 'Invalid params: too many taskIds in one subscription', when: 'A subscriptions/listen whose `notifications.taskIds` names more than `tasks.push.maxTaskIdsPerSubscription` entries.' },
-  TG_ERR_RATE_LIMITED: { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests', when: 'A per-principal limit was exceeded: task creations (`tasks.createRate`), open 2025 tasks/result waits, tools/call rate or calls in flight (`toolLimits`; `error.data` names which), or task requests (and listens naming task handles) of a principal the enumeration detector suspended (`audit.enumeration.action: suspend`). Carries Retry-After.' },
+  TG_ERR_RATE_LIMITED: { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.rateLimited, message: 'Too Many Requests', when: 'A per-principal limit was exceeded: task creations (`tasks.createRate`), open 2025 tasks/result waits, tools/call rate or calls in flight (`toolLimits`; `error.data` names which), or task requests (and listens naming task handles) of a principal the enumeration detector (`audit.enumeration.action: suspend`) or an operator (the console) suspended. Carries Retry-After.' },
   TG_ERR_GATEWAY_BUSY: { layer: 'http', httpStatus: 429, rpcCode: TASKGATE_RPC_CODES.gatewayBusy, message: 'Too Many Requests: this replica runs as many tasks as it may', retryAfterSeconds: 5, when: 'A 2025-11-25 task creation for a tool the gateway runs itself while this replica already holds `tasks.provided.maxRunning` backend calls. Carries Retry-After.' },
   TG_ERR_TOKEN_EXCHANGE_REFUSED: { layer: 'http', httpStatus: 403, rpcCode: TASKGATE_RPC_CODES.exchangeRefused, message: 'Forbidden: the authorization server refused a token for the upstream', when: 'The authorization server refused to exchange the client\'s token for one for this upstream (`invalid_grant`, `invalid_target`, `invalid_scope`, …; `error.data.error` is its OAuth error code). Nothing reached the upstream.' },
   TG_ERR_TOKEN_EXCHANGE_UNAVAILABLE: { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: no token for the upstream could be obtained', retryAfterSeconds: 5, when: 'The authorization server\'s token endpoint did not answer within the upstream\'s `credentials.timeout`, failed (5xx, connection refused) or sent an unusable answer; a task operation the gateway makes itself found no exchanged token to use. Nothing reached the upstream. Carries Retry-After: 5.' },
@@ -108,6 +108,9 @@ const CATALOGUE = {
   TG_ERR_BAD_GATEWAY: { layer: 'http', httpStatus: 502, rpcCode: TASKGATE_RPC_CODES.upstreamFailed, message: 'Bad Gateway: the upstream answer could not be used', when: 'The upstream failed mid-request or sent an answer the gateway cannot relay (an oversize SSE event, a reset).' },
   // The store client reconnects in the background, within a second of Redis returning.
   TG_ERR_STORE_UNAVAILABLE: { layer: 'http', httpStatus: 503, rpcCode: TASKGATE_RPC_CODES.unavailable, message: 'Service Unavailable: task state is unreachable', retryAfterSeconds: 2, when: 'The state store (sessions, tasks) did not answer; task operations fail closed. Carries Retry-After: 2.' },
+  TG_ERR_CONSOLE_FORBIDDEN: { layer: 'http', httpStatus: 403, rpcCode: -32600, message: 'Forbidden: this credential has no console role for this', when: 'Operator console (admin listener): valid credentials without a console role (a JWT without the viewer or operator scope), or a viewer asking for an action (cancel, suspend).' },
+  TG_ERR_CONSOLE_NOT_FOUND: { layer: 'http', httpStatus: 404, rpcCode: -32600, message: 'Not Found', when: 'Operator console: no live task with that id among those the listing reads (`console.maxScan`), not a principal key, or no such API path; or the console is off (`console.enabled: false`).' },
+  TG_ERR_CONSOLE_CONFLICT: { layer: 'http', httpStatus: 409, rpcCode: -32600, message: 'Conflict: the action cannot apply', when: 'Operator console: the action cannot apply: the task has already ended, or its backend refused the cancel (`error.data.backendError` says what it answered).' },
   TG_ERR_INTERNAL: { layer: 'http', httpStatus: 500, rpcCode: -32603, message: 'Internal error', when: 'A defect in the gateway; details are in the log, never in the answer.' },
 } as const satisfies Record<string, CatalogueEntry>;
 

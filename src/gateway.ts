@@ -16,6 +16,8 @@ import type { ProbeTarget } from './bridge/generation-probe.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { createListener } from './listener/listener.js';
+import { AuditTimeline } from './console/audit-timeline.js';
+import { OperatorConsole } from './console/operator-console.js';
 import { createAuditLog, type AuditLog } from './observability/audit.js';
 import { createHandleHasher } from './observability/handle-hash.js';
 import { createLogger } from './observability/logger.js';
@@ -71,7 +73,7 @@ export interface Gateway {
 const EXPIRY_SWEEP_MS = 1000;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
-  const { shared, audit, hashHandle, bridge } = buildSharedParts(config, deps);
+  const { shared, audit, hashHandle, timeline, bridge } = buildSharedParts(config, deps);
   const policy = await PolicySnapshot.build(config, shared);
   if (!policy.auth) {
     shared.logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
@@ -85,6 +87,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     return result;
   };
   shared.push.usePolicy(() => currentPolicy().tasks);
+  bridge.usePolicy(() => currentPolicy().tasks);
 
   const app = createListener(config, shared.logger);
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
@@ -114,6 +117,19 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       ...(policy.auth ? [{ name: 'auth', check: async () => (authReady ||= currentPolicy().auth?.ready ?? true) }] : []),
     ],
   });
+  // The operator console: its own room on the admin listener, off unless console.enabled.
+  const operatorConsole = new OperatorConsole({
+    currentPolicy,
+    store: shared.store,
+    metrics: shared.metrics,
+    logger: shared.logger,
+    audit,
+    hashHandle,
+    timeline,
+    reloads: () => ({ hash: reloader.hash, history: reloader.history }),
+    providedRunning: () => shared.provided.running,
+  });
+  operatorConsole.register(admin);
 
   return {
     app,
@@ -162,6 +178,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
         await shared.provided.close(Math.max(0, drainTimeout - (Date.now() - started)));
         await sweeper.stop();
         await admin.close();
+        await operatorConsole.close();
         await reloader.close();
         await shared.store.close();
         await audit.close();
@@ -171,7 +188,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
 }
 
 /** The parts that outlive any one policy: metrics, logs, the store, the audit trail. */
-function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; bridge: Bridge } {
+function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; timeline: AuditTimeline; bridge: Bridge } {
   const metrics = deps.metrics ?? createMetrics();
   const logger = deps.logger ?? createLogger(config.logging, () => metrics.logLinesDropped.inc({ log: 'general' }));
   if (!deps.store && config.store.type === 'memory') {
@@ -180,7 +197,9 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
     logger.warn('store.type is memory: tasks, sessions and limits live in this process only; run exactly one replica, or use store.type redis');
   }
   const store = instrumentStore(deps.store ?? createStore(config, logger), metrics);
-  const audit = createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination);
+  // The console's task timelines are fed from the audit trail as it is written (console/).
+  const timeline = new AuditTimeline();
+  const audit = timeline.tap(createAuditLog(config.audit, config.logging, () => metrics.logLinesDropped.inc({ log: 'audit' }), deps.auditDestination));
   const hashHandle = createHandleHasher(config.audit.handleHashSalt);
   const observer = new TaskObserver(metrics, audit, hashHandle, logger, config.audit, store.limits);
   const provided = new ProvidedTasks({ store, logger, observer, metrics });
@@ -188,15 +207,19 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
   const background = new BackgroundCalls({ runner: provided, metrics, logger });
   const bridge = new Bridge({ logger, metrics });
-  // The bridge first: a backend task of the other generation stays the backend's (run once).
+  // The capabilities, registered at the tasks stage's extension points: background calls are
+  // asked before gateway-run tasks, so a call they detach never becomes a task of its own; the
+  // bridge before gateway-run tasks too, so a backend task of the other generation stays the
+  // backend's (run once).
   const extensions: TaskExtensions = {
-    toolCallInterceptors: [bridge, background],
-    resultFilters: [bridge, background],
-    taskKinds: [bridge],
+    toolCallInterceptors: [background, bridge, provided],
+    resultFilters: [provided, background, bridge],
+    methodTakeovers: [...bridge.methodTakeovers, push],
+    taskKinds: [provided, bridge],
+    eventStreamFilters: [provided],
     clientResponses: [bridge],
-    requestTakeovers: [bridge],
   };
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, bridge };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, timeline, bridge };
 }
 
 /**

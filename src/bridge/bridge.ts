@@ -18,7 +18,8 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Instance } from '../routing/balancer.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { ServerRequestRoute, TaskRecord } from '../task-model/task-record.js';
-import type { ClientResponseTaker, LocalAnswer, RequestTakeover, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
+import type { ClientResponseTaker, LocalAnswer, MethodTakeover, ResultFilter, StageDeps, TaskDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
+import { isTerminalStatus } from '../task-model/task-record.js';
 import { BackendGenerations } from './backend-generations.js';
 import { createBridgeContext, type BridgeContext } from './bridge-context.js';
 import { takeInputAnswer } from './client-answers.js';
@@ -39,15 +40,38 @@ export interface BridgeDeps {
 const PROBE_TIMEOUT_MS = 10_000;
 const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
 
-export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker, RequestTakeover {
+/**
+ * The 2026-07-28 methods a 2026 client's request may name that the bridge answers for a backend
+ * serving only 2025 (modern-requests.ts): carried, or refused clearly rather than sent to a
+ * backend that cannot read them. tools/call comes through the interceptor, tasks/* through the
+ * task-kind handler.
+ */
+const MODERN_METHODS = [
+  'server/discover', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read', 'resources/templates/list',
+  'completion/complete', 'subscriptions/listen', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'ping',
+];
+
+export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker {
   readonly kind = 'bridged' as const;
   readonly generations: BackendGenerations;
   private readonly ctx: BridgeContext;
   private readonly sessions = new LegacySessions();
+  private depsNow: (() => TaskDeps) | undefined;
+  /** One takeover per method (extension-points.ts, MethodTakeover), each for 2026 requests. */
+  readonly methodTakeovers: readonly MethodTakeover[] = MODERN_METHODS.map((method) => ({
+    method,
+    era: 'modern' as const,
+    takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
+  }));
 
   constructor(deps: BridgeDeps) {
     this.generations = new BackendGenerations(deps, PROBE_LIMITS);
     this.ctx = createBridgeContext(deps.logger, deps.metrics, this.generations);
+  }
+
+  /** The task dependencies of the policy in force, for what the bridge does outside a request (expiry, the console's cancel). */
+  usePolicy(depsNow: () => TaskDeps): void {
+    this.depsNow = depsNow;
   }
 
   /** Learns anew what every instance serves (at start and after each reload). */
@@ -61,7 +85,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
-    if (request.tg.mcp?.era !== 'legacy' || !isObject(params) || !isObject(params.task) || typeof params.name !== 'string') return undefined;
+    if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
+    if (!isObject(params) || !isObject(params.task) || typeof params.name !== 'string') return undefined;
     if (!this.bridgesUpstream(request)) return undefined;
     const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
     if (!this.servesOnlyModern(request, instance)) return undefined;
@@ -79,7 +104,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
-  async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  private async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
     const pool = request.tg.route.pool;
     const instance = pool.selectInstance();
@@ -116,6 +141,43 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
     return takeInputAnswer(this.ctx, deps, request, route, message);
+  }
+
+  /** Its questions' answers are taken before the stage routes them (takeClientResponse). */
+  async inputAnswered(): Promise<void> {
+    return undefined;
+  }
+
+  /**
+   * The console's cancel (no client request at hand): the backend is asked in the task's own
+   * generation (src/tasks/upstream-call.ts frames a bridged record by its backend's protocol
+   * version), and the task is `cancelled` here at once.
+   */
+  async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
+    const now = await deps.store.getTask(record.handle);
+    if (!now || isTerminalStatus(now.status)) return false;
+    this.cancelUpstream(now, 'console');
+    await deps.store.updateTask(now.handle, { status: 'cancelled', statusMessage: 'The task was cancelled by request.', lastUpdatedAtIso: new Date().toISOString() });
+    await deps.store.invalidatePoll(now.handle);
+    deps.observer.statusChanged(now, now.status, 'cancelled');
+    return true;
+  }
+
+  /** Forgotten at the end of its lifetime: a task still running is cancelled at its backend. */
+  expired(record: TaskRecord): void {
+    if (!isTerminalStatus(record.status)) this.cancelUpstream(record, 'expired');
+  }
+
+  async sweep(): Promise<void> {
+    return undefined;
+  }
+
+  private cancelUpstream(record: TaskRecord, reason: string): void {
+    const deps = this.depsNow?.();
+    if (!deps) return;
+    deps.callUpstream(record, 'tasks/cancel', { reason }).catch((error: unknown) => {
+      deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel a bridged task upstream');
+    });
   }
 
   private bridgesUpstream(request: FastifyRequest): boolean {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { adminSchema } from './sections/admin.js';
 import { auditSchema } from './sections/audit.js';
 import { authSchema } from './sections/auth.js';
+import { consoleSchema } from './sections/console.js';
 import { limitsSchema } from './sections/limits.js';
 import { listenSchema } from './sections/listen.js';
 import { loggingSchema } from './sections/logging.js';
@@ -37,6 +38,7 @@ export const configSchema = z
     limits: limitsSchema.prefault({}),
     logging: loggingSchema.prefault({}),
     tracing: tracingSchema.prefault({ mode: 'none' }),
+    console: consoleSchema.prefault({}),
   })
   .meta({ title: 'taskgate policy' })
   .describe('The taskgate policy file. Durations are strings with a unit (30s); sizes are strings with a binary unit (64KiB) or a number of bytes.');
@@ -56,3 +58,4 @@ export type LoggingConfig = Config['logging'];
 export type TasksPolicy = Config['tasks'];
 export type StoreConfig = Config['store'];
 export type TracingConfig = Config['tracing'];
+export type ConsolePolicy = Config['console'];

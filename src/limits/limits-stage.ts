@@ -33,6 +33,11 @@ const ANONYMOUS = 'anonymous';
 const GLOBAL_KEY = 'tools/call';
 /** Suspensions this replica already knows of, so a suspended prober costs no round trip. */
 const KNOWN_SUSPENSIONS = 10_000;
+/**
+ * With operator suspensions (the console) a suspension can also end early, on any replica: a
+ * known one is then trusted only this long before the store is asked again.
+ */
+const KNOWN_SUSPENSION_MS_WITH_OPERATORS = 1000;
 
 interface CompiledRules {
   readonly rates: RateRule[];
@@ -48,15 +53,22 @@ export class LimitsStage {
   /** Principal key → end of its suspension. */
   private readonly suspensions = new TtlMap<number>(KNOWN_SUSPENSIONS);
   private readonly suspends: boolean;
+  private readonly operatorSuspensions: boolean;
   /** 2025 calls whose slot waits for the backend's answer (call-hold.ts). */
   private readonly holds = new Set<CallHold>();
 
+  /**
+   * `operatorSuspensions`: operators may suspend and un-suspend principals (console.enabled), so
+   * tasks/* is checked against the store's suspensions whatever the detector's action.
+   */
   constructor(
     private readonly policy: ToolLimitsConfig,
     enumeration: AuditConfig['enumeration'],
     private readonly deps: LimitsStageDeps,
+    options: { operatorSuspensions?: boolean } = {},
   ) {
-    this.suspends = enumeration.action === 'suspend';
+    this.operatorSuspensions = options.operatorSuspensions ?? false;
+    this.suspends = enumeration.action === 'suspend' || this.operatorSuspensions;
     this.global = compile(policy, undefined);
     for (const [tool, limits] of Object.entries(policy.tools)) this.byTool.set(tool, compile(policy, { tool, ...limits }));
   }
@@ -132,7 +144,7 @@ export class LimitsStage {
     const now = Date.now();
     const known = this.suspensions.get(owner, now);
     const left = known === undefined ? await this.deps.limits.suspendedFor(owner, now) : known - now;
-    if (known === undefined && left > 0) this.suspensions.set(owner, now + left, left, now);
+    if (known === undefined && left > 0) this.suspensions.set(owner, now + left, this.operatorSuspensions ? Math.min(left, KNOWN_SUSPENSION_MS_WITH_OPERATORS) : left, now);
     if (left > 0) throw this.refuse(request, { limit: 'suspended', scope: 'tasks' }, left, { limit: 'suspended', retryAfterMs: left });
   }
 
@@ -141,7 +153,7 @@ export class LimitsStage {
     this.deps.metrics.limitRejections.inc({ limit: refusal.limit, scope: refusal.scope });
     const detail =
       refusal.limit === 'suspended'
-        ? 'task requests suspended after too many refused task lookups'
+        ? 'task requests of this principal are suspended (by the enumeration detector or an operator)'
         : `tools/call ${refusal.limit === 'rate' ? 'rate' : 'concurrency'} limit${refusal.scope === 'tool' ? ' of this tool' : ''} reached`;
     return new GatewayError('TG_ERR_RATE_LIMITED', {
       detail,

@@ -6,7 +6,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { isPlainObject, type JsonRpcNotification, type JsonRpcRequest, type McpMessage } from './jsonrpc.js';
 
-export type Era = 'modern' | 'legacy';
+import type { Era } from './era-name.js';
+
+export type { Era };
 
 export const MODERN_VERSION = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -12,7 +12,30 @@ import type { DestinationStream } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
 import { isoTimestamp, logDestination, type LogWriting } from './logger.js';
 
-export type AuditEventName = 'created' | 'get' | 'result' | 'update' | 'cancel' | 'list' | 'expired' | 'denied' | 'throttled' | 'limited' | 'suspended';
+export type AuditEventName =
+  | 'created'
+  | 'get'
+  | 'result'
+  | 'update'
+  | 'cancel'
+  | 'list'
+  | 'expired'
+  | 'denied'
+  | 'throttled'
+  | 'limited'
+  | 'suspended'
+  // An operator's act through the console (src/console/): who, on what, and why.
+  | 'operator_cancel'
+  | 'operator_suspend'
+  | 'operator_unsuspend';
+
+/** Who acted through the console: a static token's name, or a JWT's issuer and subject. */
+export interface AuditOperator {
+  readonly name: string;
+  readonly role: string;
+  readonly via: 'token' | 'jwt';
+  readonly issuer?: string;
+}
 
 export interface AuditEvent {
   event: AuditEventName;
@@ -30,6 +53,11 @@ export interface AuditEvent {
   status?: string;
   source?: string;
   requestId?: string;
+  /** Operator actions: who acted, the reason they gave, the principal key acted on, for how long. */
+  operator?: AuditOperator;
+  operatorReason?: string;
+  owner?: string;
+  durationMs?: number;
 }
 
 export interface AuditLog {

@@ -98,6 +98,8 @@ export interface GatewayMetrics {
   readonly configHash: Gauge;
   readonly configLastReloadSuccessful: Gauge;
   readonly configDrainingPolicies: Gauge;
+  readonly consoleRequests: Counter<'outcome'>;
+  readonly consoleActions: Counter<'action' | 'outcome'>;
   readonly bridgeBackendGeneration: Gauge<'upstream' | 'instance' | 'generation'>;
   readonly bridgeOperations: Counter<'upstream' | 'client' | 'backend' | 'method' | 'outcome'>;
 }
@@ -339,6 +341,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
     configDrainingPolicies: new Gauge({
       name: 'taskgate_config_draining_policies',
       help: 'Policies replaced by a reload that are still open because requests that started under them have not finished.',
+      registers,
+    }),
+    consoleRequests: new Counter({
+      name: 'taskgate_console_requests_total',
+      help: 'Requests to the operator console and its admin API by outcome: ok, unauthorized (401: no or bad credentials), forbidden (403: no console role, or a viewer acting), unavailable (503: operator keys not fetched yet).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    consoleActions: new Counter({
+      name: 'taskgate_console_actions_total',
+      help: 'Operator actions through the console by action (cancel, suspend, unsuspend) and outcome: done, not_found, conflict (the task had ended; the backend refused), failed (the backend or store could not be reached).',
+      labelNames: ['action', 'outcome'],
       registers,
     }),
   };

@@ -25,7 +25,6 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { ProvidedTasks } from '../provided/provided-tasks.js';
 import type { StatusPush } from '../push/status-push.js';
-import type { RouteContext } from './request-context.js';
 import type { SessionPolicy } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { TaskExtensions } from '../tasks/extension-points.js';
@@ -34,6 +33,7 @@ import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-
 import { Tracing } from '../tracing/tracing.js';
 import type { UpstreamAgent } from '../upstream/dispatcher.js';
 import { UpstreamSet } from '../upstream/upstream-set.js';
+import type { InstancePool } from '../routing/balancer.js';
 
 /** What outlives any one policy: built once per gateway, handed to every snapshot. */
 export interface SharedParts {
@@ -54,6 +54,13 @@ export interface SharedParts {
 }
 
 /** A policy route with everything a request on it needs, resolved once. */
+export interface RouteContext {
+  /** The client-facing path from the policy (a bounded metric label). */
+  readonly path: string;
+  readonly upstreamPath: string;
+  readonly pool: InstancePool;
+}
+
 export interface RouteRuntime extends RouteContext {
   readonly agent: UpstreamAgent;
   /** Undefined when the policy runs without authentication (auth.mode none). */
@@ -113,7 +120,7 @@ export class PolicySnapshot {
     this.hostOrigin = buildHostOriginPolicy(config.publicUrl, config.listen.allowedHosts, config.listen.allowedOrigins);
     this.cors = config.listen.cors.mode === 'none' ? undefined : new CorsRules(config.listen.cors, this.hostOrigin);
     this.upstreams = new UpstreamSet(config.upstreams, { previous: previous?.upstreams, drainMs: drainMsOf(config, previous?.config) });
-    this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics });
+    this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics }, { operatorSuspensions: config.console.enabled });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
     const callerOptions = {
@@ -132,9 +139,9 @@ export class PolicySnapshot {
       logger: shared.logger,
       resultWaits: shared.resultWaits,
       observer: shared.observer,
-      provided: shared.provided,
-      push: shared.push,
       extensions: shared.extensions,
+      // The console shows whose task it is: new records name their creator (src/console/).
+      recordCreator: config.console.enabled ? { subject: config.console.principals === 'shown' } : undefined,
       listenUpstream: createUpstreamListener(callerOptions),
       credentialsPerCaller: (upstream) => {
         const type = this.identity.policyFor(upstream).credentials.type;
@@ -207,6 +214,11 @@ export class PolicySnapshot {
 
   get agents(): ReadonlyMap<string, UpstreamAgent> {
     return this.upstreams.agents;
+  }
+
+  /** Each upstream's instance pool (health, cool-downs): what the operator console shows. */
+  get pools(): ReadonlyMap<string, InstancePool> {
+    return this.upstreams.pools;
   }
 
   /** Lets go of agents, key sets, exchanged tokens and the tracer (what a newer snapshot holds stays open); once. */

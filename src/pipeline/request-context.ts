@@ -7,22 +7,15 @@ import type { SubjectToken } from '../auth/subject-token.js';
 import type { CallHold } from '../limits/call-hold.js';
 import type { LimitRefusal } from '../limits/limits-stage.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
-import type { PolicySnapshot, RouteRuntime } from './policy-snapshot.js';
-import type { Instance, InstancePool } from '../routing/balancer.js';
+import type { PolicySnapshot, RouteContext, RouteRuntime } from './policy-snapshot.js';
+import type { Instance } from '../routing/balancer.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { ClientAbort } from '../upstream/client-abort.js';
 
 import type { Era } from '../mcp/era.js';
 
-export type { Era, McpContext };
-
-export interface RouteContext {
-  /** The client-facing path from the policy (a bounded metric label). */
-  readonly path: string;
-  readonly upstreamPath: string;
-  readonly pool: InstancePool;
-}
+export type { Era, McpContext, RouteContext };
 
 export interface RequestContext {
   /** The policy this request runs under, read once at its start. */

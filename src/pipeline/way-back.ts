@@ -56,8 +56,10 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   };
   // A held 2025 call's stream is read to its end after a hang-up (src/limits/call-hold.ts).
   relayThrough(res.stream, tap, onError, tg.callHold !== undefined);
-  // A 2025 session's GET stream also carries its provided tasks' status (src/provided/legacy-push/).
-  const stream = snapshot.tasks.provided.legacyPush.attach(request, tap);
+  // Registered event-stream filters add their own messages (a 2025 session's GET stream
+  // carries its gateway-run tasks' status: src/provided/legacy-push/).
+  let stream = tap;
+  for (const filter of snapshot.tasks.extensions.eventStreamFilters) stream = filter.attach(request, stream);
   // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
   // answer to its request, which the client waits for anyway; its headers wait for the first
   // event, so that a first event the gateway cannot relay still becomes an error answer.

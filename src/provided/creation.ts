@@ -19,7 +19,7 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
 import { mintHandle } from '../tasks/handle.js';
 import type { StageDeps } from '../tasks/extension-points.js';
-import { countCreation, ownerOf, type LocalAnswer } from '../tasks/task-context.js';
+import { countCreation, creatorOf, ownerOf, type LocalAnswer } from '../tasks/task-context.js';
 import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
@@ -186,6 +186,7 @@ function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instanc
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
     ...(background ? { backgroundCall: 'unread' as const } : undefined),
+    ...creatorOf(deps, request),
   };
 }
 

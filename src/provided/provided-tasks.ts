@@ -1,13 +1,17 @@
 /**
  * Tasks the gateway runs itself (DESIGN.md §9, docs/provided-tasks.md): for the tools a
  * policy names, an unmodified MCP server becomes task-capable through the gateway. This is the
- * room's one door: the tasks stage calls it for a tools/call (planToolCall), for a task whose
- * record says `provided` (answer), for the results that advertise tasks (advertise), and for a
- * 2025 client's answer to a question the backend asked mid-call (inputAnswered). It lives as
+ * room's one door, registered at the tasks stage's extension points (extension-points.ts) by
+ * gateway.ts: a tool-call interceptor (a tools/call of a listed tool becomes a task), the
+ * task-kind handler of `provided` records (their tasks/*, a 2025 client's answer to a question
+ * the backend asked mid-call, expiry and lapsed leases), a result filter (the results that
+ * advertise tasks), an event-stream filter (2025 status on GET streams), and the
+ * GatewayRunTasks other capabilities use. It lives as
  * long as the gateway (its calls outlive any policy snapshot); each request brings its own
  * policy in request.tg.snapshot.
  */
 import { randomUUID } from 'node:crypto';
+import type { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { prepareUpstreamToken } from '../auth/upstream-identity.js';
@@ -19,7 +23,7 @@ import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from './legacy-push/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import type { DetachOptions, DetachOutcome, GatewayRunTasks, StageDeps } from '../tasks/extension-points.js';
+import type { DetachOptions, DetachOutcome, EventStreamFilter, GatewayRunTasks, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
@@ -44,7 +48,8 @@ export interface ProvidedTasksDeps {
 const LAPSED_BATCH = 100;
 
 /** Also GatewayRunTasks: how other capabilities (background calls) hold, cancel and answer its tasks. */
-export class ProvidedTasks implements GatewayRunTasks {
+export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCallInterceptor, ResultFilter, EventStreamFilter {
+  readonly kind = 'provided';
   private readonly ctx: ProvidedContext;
 
   constructor(deps: ProvidedTasksDeps) {
@@ -57,8 +62,18 @@ export class ProvidedTasks implements GatewayRunTasks {
     return this.ctx.legacyPush;
   }
 
+  /** EventStreamFilter: a 2025 session's GET stream also carries its provided tasks' status. */
+  attach(request: FastifyRequest, stream: Transform): Transform {
+    return this.ctx.legacyPush.attach(request, stream);
+  }
+
+  /** TaskKindHandler: upkeep with each expiry sweep. */
+  sweep(deps: StageDeps, now: number): Promise<number> {
+    return this.sweepLapsedLeases(deps.policy.statusMessageMaxLength, now);
+  }
+
   /** A tools/call this room runs as a task: the answer, or undefined for the takeover stage. */
-  async planToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  async interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
@@ -130,8 +145,8 @@ export class ProvidedTasks implements GatewayRunTasks {
   }
 
   /** initialize, tools/list, server/discover results: tasks advertised where the gateway runs them. */
-  advertise(request: FastifyRequest, method: string | undefined, result: JsonObject): boolean {
-    if (method === undefined || !ADVERTISING_METHODS.has(method)) return false;
+  filterResult(request: FastifyRequest, method: string, result: JsonObject): boolean {
+    if (!ADVERTISING_METHODS.has(method)) return false;
     return advertiseProvidedTasks(this.ctx.support, request, method, result);
   }
 

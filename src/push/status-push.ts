@@ -22,6 +22,7 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
+import type { MethodTakeover } from '../tasks/extension-points.js';
 import { ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { BackendPoller } from './backend-poller.js';
@@ -40,7 +41,9 @@ export interface StatusPushDeps {
 
 const STREAM_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
-export class StatusPush {
+export class StatusPush implements MethodTakeover {
+  readonly method = 'subscriptions/listen';
+  readonly era = 'modern';
   private readonly deps: StatusPushDeps;
   private readonly poller: BackendPoller;
   private readonly upstreams: UpstreamPush;
@@ -65,8 +68,8 @@ export class StatusPush {
     return { listeners: this.streams.size, polledTasks: this.poller.size };
   }
 
-  /** A 2026 subscriptions/listen: the answer, or undefined to forward it as it is (no taskIds). */
-  async listen(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
+  async takeOver(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = isObject(message.params) ? message.params : {};
     const filter = params.notifications;
     if (!isObject(filter) || !('taskIds' in filter)) return undefined;

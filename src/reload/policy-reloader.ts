@@ -29,6 +29,13 @@ export interface ReloadResult {
   readonly problems: readonly string[];
 }
 
+/** One reload as the operator console shows it (src/console/): what the log line says, kept. */
+export interface ReloadRecord extends ReloadResult {
+  /** Epoch ms. */
+  readonly at: number;
+  readonly source: string;
+}
+
 export interface ReloadFileOptions {
   /** Skip (return undefined) when the file's bytes are those of the last attempt: a file watch fires for unrelated changes too. */
   readonly onlyIfChanged?: boolean;
@@ -38,6 +45,8 @@ export interface ReloadFileOptions {
 const MAX_KEY_WAIT_MS = 10_000;
 /** Changed paths listed in the log line; the rest are counted. */
 const MAX_LOGGED_PATHS = 100;
+/** Reloads remembered for the console, newest last. */
+const KEPT_RELOADS = 20;
 const RESTART_MESSAGE = 'fixed while taskgate runs; restart it to apply this (nothing in this policy was applied)';
 
 export class PolicyReloader {
@@ -48,6 +57,7 @@ export class PolicyReloader {
   private readonly draining = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly shared: SharedParts;
+  private readonly kept: ReloadRecord[] = [];
 
   constructor(initial: PolicySnapshot, hash: string, shared: SharedParts) {
     this.active = initial;
@@ -66,6 +76,11 @@ export class PolicyReloader {
 
   get hash(): string {
     return this.activeHash;
+  }
+
+  /** The last reloads on this replica, oldest first (paths only, never values). */
+  get history(): readonly ReloadRecord[] {
+    return this.kept;
   }
 
   /** Replaces the policy with `config` (already validated), unless it is refused. */
@@ -200,7 +215,10 @@ export class PolicyReloader {
     else if (outcome === 'unchanged') logger.info(line, 'policy reloaded: nothing to change');
     else if (outcome === 'restart_required') logger.error(line, 'policy reload refused: it changes keys that need a restart; the policy in force is unchanged');
     else logger.error(line, `policy reload refused: ${problems.length === 1 ? '1 problem' : `${problems.length} problems`}; the policy in force is unchanged`);
-    return { outcome, hash: this.activeHash, changed, problems };
+    const result = { outcome, hash: this.activeHash, changed, problems };
+    this.kept.push({ ...result, changed: changed.slice(0, MAX_LOGGED_PATHS), at: Date.now(), source });
+    if (this.kept.length > KEPT_RELOADS) this.kept.shift();
+    return result;
   }
 }
 

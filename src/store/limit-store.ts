@@ -66,4 +66,11 @@ export interface LimitStore {
   countRefusal(owner: string, threshold: number, windowMs: number, now: number): Promise<RefusalCount>;
   /** Milliseconds the owner stays suspended, 0 when not suspended. */
   suspendedFor(owner: string, now: number): Promise<number>;
+  /**
+   * Suspends `owner` until `until` (an operator's act, src/console/), replacing a suspension in
+   * force, however it started; the refusal count of the detector is left as it is.
+   */
+  suspend(owner: string, until: number, now: number): Promise<void>;
+  /** Ends `owner`'s suspension, however it started; false when it was not suspended. */
+  unsuspend(owner: string, now: number): Promise<boolean>;
 }

@@ -75,6 +75,17 @@ export class MemoryLimitStore implements LimitStore {
     return until === undefined ? 0 : until - now;
   }
 
+  async suspend(owner: string, until: number, now: number): Promise<void> {
+    if (until > now) this.suspended.set(owner, until, until - now, now);
+    else this.suspended.delete(owner);
+  }
+
+  async unsuspend(owner: string, now: number): Promise<boolean> {
+    const held = this.suspended.get(owner, now) !== undefined;
+    this.suspended.delete(owner);
+    return held;
+  }
+
   /** The slots under `key` that have not lapsed (a crashed caller's lapse here too). */
   private liveSlots(key: string, now: number): Map<string, number> {
     const held = this.slots.get(key, now) ?? new Map<string, number>();

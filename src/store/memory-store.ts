@@ -1,5 +1,5 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
@@ -106,6 +106,10 @@ export class MemoryStore implements Store {
 
   async listTasks(scope: TaskScope, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]> {
     return this.tasks.list(scope, after, limit, Date.now());
+  }
+
+  async scanLiveTasks(after: LiveTaskCursor | undefined, limit: number, now: number): Promise<LiveTaskPage> {
+    return this.tasks.scanLive(after, limit, now);
   }
 
   async takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]> {

@@ -11,7 +11,8 @@
  * live task (bench memory check: 925 → 1,500 B per task at 10,000 tasks). A poll allocates
  * only its decision and its answer.
  */
-import type { CreateTaskOutcome, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import { byExpiry, nextLiveTaskCursor } from './live-task-scan.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
 import { decidePollAt, type PollState } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -210,6 +211,22 @@ export class MemoryTaskTable {
     live.sort(newestFirst);
     const start = after ? live.findIndex((r) => newestFirst(r, after) > 0) : 0;
     return start < 0 ? [] : live.slice(start, start + limit);
+  }
+
+  /**
+   * scanLiveTasks (store.ts): one pass over the records and a sort, per page. Bounded by
+   * maxTasks, and read by operators, not by every request. Expired records the sweeper has not
+   * reached yet count as index entries (as in Redis) but are left out of the page.
+   */
+  scanLive(after: LiveTaskCursor | undefined, limit: number, now: number): LiveTaskPage {
+    const from = after?.expiresAt ?? now + 1;
+    const entries: TaskRecord[] = [];
+    for (const record of this.records.values()) if (record.expiresAt >= from) entries.push(record);
+    entries.sort(byExpiry);
+    const skip = after?.skip ?? 0;
+    const read = entries.slice(skip, skip + limit);
+    const next = nextLiveTaskCursor(after, read.map((record) => record.expiresAt), limit);
+    return { records: read.filter((record) => record.expiresAt > now), ...(next ? { next } : {}) };
   }
 
   takeExpired(now: number, limit: number): TaskRecord[] {

@@ -5,7 +5,7 @@
  */
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import type { TaskPatch, TaskRecord } from '../task-model/task-record.js';
-import type { CreateTaskOutcome } from './store.js';
+import type { CreateTaskOutcome } from './create-outcome.js';
 
 export interface ProvidedStore {
   /**

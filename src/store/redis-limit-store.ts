@@ -123,6 +123,18 @@ export class RedisLimitStore implements LimitStore {
     return ttl > 0 ? ttl : 0;
   }
 
+  async suspend(owner: string, until: number, now: number): Promise<void> {
+    const key = `${this.tag(owner)}:suspended`;
+    await this.run(async () => {
+      if (until > now) await this.client.set(key, 'operator', 'PX', pxTtl(until - now));
+      else await this.client.del(key);
+    });
+  }
+
+  async unsuspend(owner: string, _now: number): Promise<boolean> {
+    return (await this.run(() => this.client.del(`${this.tag(owner)}:suspended`))) > 0;
+  }
+
   private tag(owner: string): string {
     return `${this.prefix}limit:{${this.digest(owner)}}`;
   }

@@ -23,8 +23,9 @@ import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodeTask, patchArgs } from './redis-task-hash.js';
 import { RedisTaskEvents } from './redis-task-events.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
+import { scanLiveTasks } from './redis-task-scan.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
-import type { CreateTaskOutcome, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** How long a sweeper holds expired handles it claimed before another replica may take them. */
@@ -213,6 +214,10 @@ export class RedisStore implements Store {
       if (dangling.length > 0) await this.client.zrem(key, ...dangling);
       return page;
     });
+  }
+
+  async scanLiveTasks(after: LiveTaskCursor | undefined, limit: number, now: number): Promise<LiveTaskPage> {
+    return this.run(() => scanLiveTasks(this.client, this.keys, after, limit, now));
   }
 
   async takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]> {

@@ -31,6 +31,8 @@ const FIELDS = {
   readOnce: 'boolean',
   traceparent: 'string',
   backgroundCall: 'string',
+  creatorIssuer: 'string',
+  creatorSubject: 'string',
 } as const satisfies Record<keyof TaskRecord, FieldKind>;
 
 /**

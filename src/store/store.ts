@@ -8,7 +8,9 @@ import type { LimitStore } from './limit-store.js';
 import type { ServerRequestRoute, TaskPatch, TaskRecord, TaskScope } from '../task-model/task-record.js';
 import type { ProvidedStore, TaskEvents } from './provided-store.js';
 
-export type CreateTaskOutcome = 'created' | 'owner-limit' | 'full';
+import type { CreateTaskOutcome } from './create-outcome.js';
+
+export type { CreateTaskOutcome };
 
 /** The poll rules other than the interval, which is the task's own (its `pollIntervalMs`). */
 export type PollLimits = Omit<PollRules, 'intervalMs'>;
@@ -34,6 +36,22 @@ export type PollOpening =
 export interface TaskListPosition {
   readonly createdAt: number;
   readonly handle: string;
+}
+
+/**
+ * Where a scan of live tasks stands (scanLiveTasks): past the first `skip` tasks whose
+ * expiresAt is `expiresAt`. Positions by count rather than by handle, so that a cursor never
+ * carries a handle, wherever it is kept.
+ */
+export interface LiveTaskCursor {
+  readonly expiresAt: number;
+  readonly skip: number;
+}
+
+/** One page of a scan: the live records it found, and where the next page starts (none at the end). */
+export interface LiveTaskPage {
+  readonly records: TaskRecord[];
+  readonly next?: LiveTaskCursor;
 }
 
 export interface Store extends ProvidedStore {
@@ -66,6 +84,14 @@ export interface Store extends ProvidedStore {
    * after `after`; the scope filter is part of the query, so a page is full whenever more exist.
    */
   listTasks(scope: TaskScope, after: TaskListPosition | undefined, limit: number): Promise<TaskRecord[]>;
+  /**
+   * Every unexpired task, whoever owns it, one bounded page at a time (the operator console,
+   * src/console/): in the order of expiresAt, then handle, after `after`. A page reads at most
+   * `limit` index entries, so it may hold fewer than `limit` records (entries whose record is
+   * gone or expired are left out) while `next` still says more follow. Never a scan of the
+   * whole keyspace: the Redis store pages through its expiry index.
+   */
+  scanLiveTasks(after: LiveTaskCursor | undefined, limit: number, now: number): Promise<LiveTaskPage>;
   /** Removes and returns up to `limit` tasks whose lifetime has ended. */
   takeExpiredTasks(now: number, limit: number): Promise<TaskRecord[]>;
 

@@ -71,6 +71,12 @@ export interface TaskRecord {
    * delivered there, so the expiry sweep can tell an abandoned call from a finished one.
    */
   backgroundCall?: 'unread' | 'read';
+  /**
+   * With the operator console on: the issuer of the creator's token, and (console.principals:
+   * shown) its subject, so operators can tell whose task it is; `owner` is a digest of both.
+   */
+  readonly creatorIssuer?: string;
+  readonly creatorSubject?: string;
 }
 
 export type TaskPatch = Partial<Pick<TaskRecord, 'lastUpdatedAtIso' | 'ttlMs' | 'expiresAt' | 'pollIntervalMs' | 'status' | 'statusMessage' | 'backgroundCall'>>;

@@ -7,16 +7,19 @@
  * gateway-run task started, driven or cancelled asks for it through GatewayRunTasks, which
  * the provided-tasks room implements: capabilities never import each other.
  *
- * This file imports nothing from the rest of tasks/, so task-context.ts can build on it
- * without a circle.
+ * This file imports only the types of upstream-call.ts from the rest of tasks/, so
+ * task-context.ts can build on it without a circle.
  */
+import type { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
+import type { Era } from '../mcp/era.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
 import type { ServerRequestRoute, TaskKind, TaskRecord } from '../task-model/task-record.js';
+import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 
 /** What the tasks stage hands an extension with each request: the parts of its policy it may use. */
 export interface StageDeps {
@@ -27,6 +30,27 @@ export interface StageDeps {
   readonly logger: Logger;
   /** Metrics, audit trail and detectors. */
   readonly observer: TaskObserver;
+  /**
+   * Whether new records name their creator (the operator console is on, src/console/): its
+   * issuer, and with `subject` its subject too. Undefined: they name only the owner's digest.
+   */
+  readonly recordCreator?: { readonly subject: boolean };
+}
+
+/**
+ * Everything the tasks stage works with for one policy: StageDeps, the calls the gateway makes
+ * to backends itself, and the registered extensions. Built by the policy snapshot.
+ */
+export interface TaskDeps extends StageDeps {
+  readonly callUpstream: UpstreamCaller;
+  /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
+  readonly listenUpstream: UpstreamListener;
+  /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
+  readonly credentialsPerCaller: (upstream: string) => boolean;
+  /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
+  readonly resultWaits: Map<string, number>;
+  /** Capabilities registered at the stage's extension points. */
+  readonly extensions: TaskExtensions;
 }
 
 /** An answer the gateway gives by itself instead of forwarding. */
@@ -58,46 +82,62 @@ export interface ResultFilter {
 }
 
 /**
- * Serves the tasks/* requests of the records of its `kind` (TaskRecord.kind) once the stage has
- * checked the owner (and, for tasks/get, governed the poll: an early poll never gets here). The
- * stage picks the handler by the record's kind, never by name.
+ * Answers one request method in the core's place (src/push/ answers 2026 subscriptions/listen
+ * naming task handles). Undefined leaves the request to the backend.
+ */
+export interface MethodTakeover {
+  readonly method: string;
+  /** The era whose requests it takes over; both when absent. */
+  readonly era?: Era;
+  takeOver(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+}
+
+/**
+ * Serves the tasks of one record kind that the backend does not hold (src/provided/ serves
+ * `provided`): the core finds the record and checks its owner, then hands the task operation
+ * over. The core serves `backend` tasks itself.
  */
 export interface TaskKindHandler {
   readonly kind: TaskKind;
-  answer(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  /** A tasks/* operation on one of its tasks, after the owner check passed. */
+  answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  /** 2025: the client answered a server request one of its tasks asked (relayed under `handle`). */
+  inputAnswered(handle: string, requestId: string): Promise<void>;
+  /** Cancels one of its tasks the way its owner's tasks/cancel does; false when it had ended. */
+  cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
+  /** One of its tasks was forgotten at the end of its lifetime. */
+  expired(record: TaskRecord): void;
+  /** Upkeep with each expiry sweep (ending tasks nothing will ever answer). */
+  sweep(deps: StageDeps, now: number): Promise<unknown>;
+}
+
+/** Adds messages of its own to a relayed 2025 event stream (a session's GET stream). */
+export interface EventStreamFilter {
+  attach(request: FastifyRequest, stream: Transform): Transform;
 }
 
 /**
  * A client's response to a server→client request the gateway relayed under an id of its own
  * (ServerRequestRoute): asked, in the order registered, before the stage routes the response
  * to the backend session that asked. The first answer is the request's answer (the response
- * was delivered some other way); undefined leaves it to the next, then to the stage.
+ * was delivered some other way: src/bridge/ sends a 2026 backend's answer as tasks/update);
+ * undefined leaves it to the next, then to the stage.
  */
 export interface ClientResponseTaker {
   takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined>;
 }
 
-/**
- * Asked, in the order registered, for every JSON-RPC request before the stage's own handling
- * (a method takeover): the first answer is the request's answer; undefined leaves the request
- * to the next, then to the stage. For a capability that serves some methods itself for some
- * upstreams (the bridge: a 2026 client's requests to a backend that serves only 2025).
- */
-export interface RequestTakeover {
-  takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
-}
-
-/** The capabilities registered with the tasks stage. */
+/** The capabilities registered with the tasks stage, each list asked in order. */
 export interface TaskExtensions {
   readonly toolCallInterceptors: readonly ToolCallInterceptor[];
   readonly resultFilters: readonly ResultFilter[];
-  /** By record kind; a kind with no handler here is a backend task the stage forwards itself. */
-  readonly taskKinds?: readonly TaskKindHandler[];
-  readonly clientResponses?: readonly ClientResponseTaker[];
-  readonly requestTakeovers?: readonly RequestTakeover[];
+  readonly methodTakeovers: readonly MethodTakeover[];
+  readonly taskKinds: readonly TaskKindHandler[];
+  readonly eventStreamFilters: readonly EventStreamFilter[];
+  readonly clientResponses: readonly ClientResponseTaker[];
 }
 
-export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [] };
+export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [], methodTakeovers: [], taskKinds: [], eventStreamFilters: [], clientResponses: [] };
 
 /** How a call started by GatewayRunTasks.runDetachable is to be held. */
 export interface DetachOptions {

@@ -1,29 +1,10 @@
 /** What the tasks stage's phases share: its dependencies, policy, and the answers it makes. */
 import type { FastifyRequest } from 'fastify';
-import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
-import type { ProvidedTasks } from '../provided/provided-tasks.js';
-import type { StatusPush } from '../push/status-push.js';
 import { GatewayError } from '../errors.js';
-import type { LocalAnswer, StageDeps, TaskExtensions } from './extension-points.js';
+import type { TaskRecord } from '../task-model/task-record.js';
+import type { LocalAnswer, StageDeps, TaskDeps, TaskKindHandler } from './extension-points.js';
 
-export type { LocalAnswer };
-
-/** StageDeps.authEnabled: 2025 tasks/list is only served (and advertised) with principals. */
-export interface TaskDeps extends StageDeps {
-  readonly callUpstream: UpstreamCaller;
-  /** Opens a subscriptions/listen for backend task ids on a task's instance (src/push/). */
-  readonly listenUpstream: UpstreamListener;
-  /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
-  readonly credentialsPerCaller: (upstream: string) => boolean;
-  /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
-  readonly resultWaits: Map<string, number>;
-  /** Tasks the gateway runs itself (src/provided/): tasks/* of a `provided` record go there. */
-  readonly provided: ProvidedTasks;
-  /** Task status pushed on 2026 subscriptions/listen (src/push/). */
-  readonly push: StatusPush;
-  /** Capabilities registered at the stage's extension points (extension-points.ts). */
-  readonly extensions: TaskExtensions;
-}
+export type { LocalAnswer, TaskDeps };
 
 /**
  * Counts one task creation for `owner`; throws 429 with Retry-After past the policy's rate.
@@ -50,5 +31,17 @@ export function ownerOf(request: FastifyRequest): string {
   return request.tg.principalKey ?? ANONYMOUS_OWNER;
 }
 
+/** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
+export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
+  const principal = request.tg.principal;
+  if (!deps.recordCreator || !principal) return undefined;
+  return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
+}
+
 /** Lifetime of the route kept for a relayed server→client request awaiting its answer. */
 export const SERVER_REQUEST_TTL_MS = 60 * 60 * 1000;
+
+/** The registered handler of a task's kind; undefined for backend tasks, which the core serves. */
+export function taskKindHandler(deps: TaskDeps, record: TaskRecord): TaskKindHandler | undefined {
+  return deps.extensions.taskKinds.find((handler) => handler.kind === record.kind);
+}

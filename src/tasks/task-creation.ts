@@ -11,7 +11,7 @@ import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { hideBackendId } from './backend-ids.js';
 import { mintHandle } from './handle.js';
 import { enforcedInterval } from '../task-model/poll-rule.js';
-import { countCreation, ownerOf, type TaskDeps } from './task-context.js';
+import { countCreation, creatorOf, ownerOf, type TaskDeps } from './task-context.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { presentTask, readTask, recordedStatusMessage, type JsonObject } from './task-shapes.js';
 import { upstreamSessionOf } from '../mcp/mcp-stage.js';
@@ -60,6 +60,7 @@ export async function registerCreatedTask(
     readOnce: override?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
     ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...creatorOf(deps, request),
   };
 
   if (era === 'modern' && !tg.declaresTasks) {

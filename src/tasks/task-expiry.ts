@@ -3,7 +3,7 @@
  * was not terminal, asks its backend to cancel it (or, for a task the gateway runs itself,
  * stops its call), so nothing keeps running for a client that can no longer reach it.
  */
-import type { TaskDeps } from './task-context.js';
+import { taskKindHandler, type TaskDeps } from './task-context.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 
 const BATCH = 200;
@@ -36,15 +36,16 @@ export class TaskExpirySweeper {
   }
 
   /**
-   * Forgets every task whose lifetime has ended, and ends the gateway-run tasks whose call's
-   * replica stopped (src/provided/); returns how many tasks were forgotten.
+   * Forgets every task whose lifetime has ended, and gives each registered task kind its
+   * upkeep (gateway-run tasks whose call's replica stopped end there); returns how many tasks
+   * were forgotten.
    */
   async sweep(now = Date.now()): Promise<number> {
     const deps = this.depsNow();
     let total = 0;
     try {
       total = await this.forgetExpired(deps, now);
-      await deps.provided.sweepLapsedLeases(deps.policy.statusMessageMaxLength, now);
+      for (const kind of deps.extensions.taskKinds) await kind.sweep(deps, now);
     } catch (error) {
       if (!this.failing) deps.logger.warn({ err: error }, 'task expiry sweeps cannot reach the store; retrying every sweep');
       this.failing = true;
@@ -61,8 +62,9 @@ export class TaskExpirySweeper {
       const expired = await deps.store.takeExpiredTasks(now, BATCH);
       for (const record of expired) {
         this.onExpired(record);
-        if (record.kind === 'provided') {
-          deps.provided.expired(record);
+        const handler = taskKindHandler(deps, record);
+        if (handler) {
+          handler.expired(record);
         } else if (!isTerminalStatus(record.status)) {
           // The policy in force now, not at the start of the sweep: a reload may have replaced
           // that one meanwhile, and its agents close once nothing runs on them.

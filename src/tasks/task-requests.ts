@@ -6,10 +6,10 @@
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { PollDecisionWithSnapshot } from '../store/store.js';
-import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
+import { declaresTasksExtension, TASKS_EXTENSION, type Era } from '../mcp/era.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
-import { countCreation, ownerOf, type LocalAnswer, type TaskDeps } from './task-context.js';
+import { countCreation, ownerOf, taskKindHandler, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
 import { isInScope, isTaskStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { isObject, taskFromRecord, wholeIntervalMs, wholeTtlMs } from './task-shapes.js';
@@ -42,23 +42,16 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
   if (!mcp || !message) return undefined;
   if (message.kind === 'response') return routeClientResponse(deps, request, message);
   if (message.kind !== 'request') return undefined;
-  for (const takeover of deps.extensions.requestTakeovers ?? []) {
-    const answer = await takeover.takeRequest(deps, request, message);
-    if (answer) return answer;
-  }
 
   const modern = mcp.era === 'modern';
   switch (message.method) {
     case 'tools/call':
-      return (await interceptToolCall(deps, request, message)) ?? (await deps.provided.planToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
-    case 'subscriptions/listen':
-      // Task handles in the filter: the gateway answers the listen itself (src/push/).
-      return modern ? deps.push.listen(deps, request, message) : undefined;
+      return (await interceptToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'tasks/list':
       if (modern || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
       return answerTaskList(deps, request, message);
     default:
-      if (!TASK_OPERATIONS.has(message.method)) return undefined;
+      if (!TASK_OPERATIONS.has(message.method)) return takeOverMethod(deps, request, message, mcp.era);
       if (modern && message.method === 'tasks/result') throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
       // tasks/update is not a 2025 method; the backend answers it as it answers any unknown one.
       if (!modern && message.method === 'tasks/update') return undefined;
@@ -68,6 +61,16 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
 }
 
 /** The registered interceptors, in order (extension-points.ts): the first answer wins. */
+/** A method a registered capability answers in the core's place (extension-points.ts). */
+async function takeOverMethod(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, era: Era): Promise<LocalAnswer | undefined> {
+  for (const takeover of deps.extensions.methodTakeovers) {
+    if (takeover.method !== message.method || (takeover.era !== undefined && takeover.era !== era)) continue;
+    const answer = await takeover.takeOver(deps, request, message);
+    if (answer) return answer;
+  }
+  return undefined;
+}
+
 async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
   for (const interceptor of deps.extensions.toolCallInterceptors) {
     const answer = await interceptor.interceptToolCall(deps, request, message);
@@ -111,13 +114,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     record = found;
   }
   if (message.method === 'tasks/result') holdResultWait(deps, request);
-  if (record.kind === 'provided') {
-    tg.task = record;
-    tg.taskOutcome = 'allowed';
-    return deps.provided.answer(deps, request, message, record);
-  }
-  // A kind a capability serves (extension-points.ts, TaskKindHandler).
-  const handler = deps.extensions.taskKinds?.find((candidate) => candidate.kind === record.kind);
+  const handler = taskKindHandler(deps, record);
   if (handler) {
     tg.task = record;
     tg.taskOutcome = 'allowed';
@@ -237,11 +234,14 @@ async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, mess
   const route = await deps.store.takeServerRequest(message.id);
   const tg = request.tg;
   if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
-  for (const taker of deps.extensions.clientResponses ?? []) {
+  for (const taker of deps.extensions.clientResponses) {
     const answer = await taker.takeClientResponse(deps, request, route, message);
     if (answer) return answer;
   }
-  if (route.handle !== undefined) await deps.provided.inputAnswered(route.handle, message.id);
+  if (route.handle !== undefined) {
+    const handle = route.handle;
+    await Promise.all(deps.extensions.taskKinds.map((kind) => kind.inputAnswered(handle, message.id as string)));
+  }
   const instance = tg.route.pool.findInstance(route.instance);
   if (!instance) return undefined;
   message.id = route.upstreamId;

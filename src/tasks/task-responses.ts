@@ -42,18 +42,13 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   if (!isObject(result)) return undefined;
 
   if (method === 'initialize') {
-    deps.provided.advertise(request, method, result);
-    // Before the list is decided: a filter may declare capabilities.tasks (src/bridge/).
     filterResult(deps, request, method, result);
     advertiseTaskList(result, deps.authEnabled);
     return response;
   }
-  if (answersThisRequest) {
-    // tools/list and server/discover advertise the tasks the gateway runs itself (src/provided/),
-    // then the registered filters see the result (extension-points.ts).
-    const advertised = deps.provided.advertise(request, method, result);
-    if (filterResult(deps, request, method, result) || advertised) return response;
-  }
+  // The registered filters see the result (extension-points.ts): tools/list and
+  // server/discover advertise the tasks the gateway runs itself, and add its task tools.
+  if (answersThisRequest && filterResult(deps, request, method, result)) return response;
   // A creation result, on the POST stream or replayed on a resumed GET stream.
   const created = creationTaskObject(result, era);
   if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {

@@ -20,6 +20,8 @@ const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 export interface GatewayCallContext {
   readonly reason: string;
   readonly during?: RequestTrace;
+  /** Read the answer's body for a tasks/cancel too (an operator's cancel reports what the backend said). */
+  readonly readAnswer?: boolean;
 }
 
 /** The backend's answer: its HTTP status, and for tasks/get the body (JSON or an event stream) with its media type. */
@@ -64,7 +66,7 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
         bodyTimeout: options.timeoutMs,
       });
       span?.responded(response.statusCode);
-      if (method === 'tasks/get') {
+      if (method === 'tasks/get' || context.readAnswer) {
         const body = await readBounded(response.body, options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
         const contentType = response.headers['content-type'];
         return { status: response.statusCode, body: body.toString('utf8'), contentType: Array.isArray(contentType) ? contentType[0] : contentType };

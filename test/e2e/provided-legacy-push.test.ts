@@ -22,7 +22,7 @@ describe('2025-11-25 status push for tasks the gateway runs', () => {
     clients.push(client);
     return { client, pushed: recordTaskStatus(client) };
   };
-  const push = () => stack.gw.gateway.policy.tasks.provided.legacyPush;
+  const push = () => stack.gw.gateway.provided.legacyPush;
   const counted = async (outcome: string) =>
     (await stack.gw.gateway.metrics.legacyStatusNotifications.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 

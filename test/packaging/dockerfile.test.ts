@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,7 +259,11 @@ describe('the image runtime: production dependencies only', () => {
     // and, standing in for the pruned node_modules, a production-only install from the lockfile.
     [install, build] = await Promise.all([
       run(NPM, ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir }),
-      run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT }),
+      run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')], { cwd: ROOT }).then(async (compiled) => {
+        // The build's second step: the console page's files, which tsc does not emit.
+        if (compiled.code === 0) await cp(join(ROOT, 'src/console/assets'), join(dir, 'dist/src/console/assets'), { recursive: true });
+        return compiled;
+      }),
     ]);
   });
 
@@ -295,9 +299,11 @@ describe('the image runtime: production dependencies only', () => {
     assert.deepEqual(present, []);
   });
 
-  it('compiles with npm run build (tsconfig.build.json)', () => {
+  it('compiles with npm run build (tsconfig.build.json), the console page\'s files copied beside', () => {
     assert.equal(build.code, 0, `tsc -p tsconfig.build.json failed:\n${build.stdout}${build.stderr}`);
     assert.ok(existsSync(join(dir, 'dist/src/main.js')), 'dist/src/main.js (the package bin) was not emitted');
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    assert.match(pkg.scripts.build!, /^tsc -p tsconfig\.build\.json && node -e .*cpSync\('src\/console\/assets', 'dist\/src\/console\/assets'/, 'the build copies what this test copies');
   });
 
   it('validates the example policy: node dist/src/main.js check-config exits 0', async (t) => {
@@ -320,7 +326,8 @@ describe('the image runtime: production dependencies only', () => {
       policy,
       'listen: { host: 127.0.0.1, port: 0 }\nadmin: { host: 127.0.0.1, port: 0 }\npublicUrl: http://127.0.0.1\n' +
         'auth: { mode: none }\nupstreams: { tools: { instances: ["http://127.0.0.1:9"] } }\nroutes: [{ path: /mcp, upstream: tools }]\n' +
-        'logging: { level: info }\naudit: { stdout: false }\n',
+        'logging: { level: info }\naudit: { stdout: false }\n' +
+        `console: { enabled: true, tokens: [{ name: ops, role: viewer, token: "${'c'.repeat(40)}" }] }\n`,
     );
     const child = spawn(process.execPath, ['dist/src/main.js', '--config', policy], { cwd: dir, env: productionEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     gateway = child;
@@ -344,6 +351,14 @@ describe('the image runtime: production dependencies only', () => {
     });
     const response = await fetch(`${adminUrl}/healthz`);
     assert.equal(response.status, 200);
+    // The operator console, from the compiled tree: its page (401 until signed in) and its code.
+    const page = await fetch(`${adminUrl}/console`);
+    assert.equal(page.status, 401);
+    assert.match(await page.text(), /<script type="module" src="\/console\/assets\/console\.js">/);
+    const script = await fetch(`${adminUrl}/console/assets/console.js`, { headers: { authorization: `Bearer ${'c'.repeat(40)}` } });
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+    await script.text();
 
     const [command, ...args] = healthcheckCommand();
     assert.equal(command, 'node');

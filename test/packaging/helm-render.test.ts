@@ -147,6 +147,45 @@ describe('helm/taskgate: rendered by helm', { skip: SKIP_WITHOUT_HELM }, () => {
     assert.equal(run('template', 'taskgate', CHART, '--set', 'autoscaling.enabled=true', '--set', 'autoscaling.minReplicas=1', '--set', 'autoscaling.maxReplicas=1').status, 0);
   });
 
+  it('turns the operator console on from values: the policy\'s console section, each token from its Secret, the admin port on the ClusterIP admin Service only', () => {
+    const docs = render(
+      '--set', 'console.enabled=true',
+      '--set', 'console.tokens[0].name=oncall', '--set', 'console.tokens[0].role=operator', '--set', 'console.tokens[0].secretName=taskgate-console', '--set', 'console.tokens[0].key=oncall',
+      '--set', 'console.tokens[1].name=dashboards', '--set', 'console.tokens[1].role=viewer', '--set', 'console.tokens[1].secretName=taskgate-console', '--set', 'console.tokens[1].key=dashboards',
+      '--set', 'policy.console.principals=shown',
+    );
+    const env = { TASKGATE_CONSOLE_TOKEN_0: PLACEHOLDER_SECRET, TASKGATE_CONSOLE_TOKEN_1: Buffer.alloc(32, 0x33).toString('base64') };
+    const config = parseConfig(policyOf(docs), { env, source: 'rendered console policy' });
+    assert.equal(config.console.enabled, true);
+    assert.equal(config.console.principals, 'shown');
+    assert.deepEqual(config.console.tokens.map((t) => [t.name, t.role, t.token]), [
+      ['oncall', 'operator', env.TASKGATE_CONSOLE_TOKEN_0],
+      ['dashboards', 'viewer', env.TASKGATE_CONSOLE_TOKEN_1],
+    ]);
+    const container = (((docs.find((d) => d.kind === 'Deployment')!.spec as Values).template as Values).spec as Values).containers as Values[];
+    const tokenEnv = (container[0]!.env as Values[]).filter((e) => String(e.name).startsWith('TASKGATE_CONSOLE_TOKEN_'));
+    assert.deepEqual(tokenEnv, [
+      { name: 'TASKGATE_CONSOLE_TOKEN_0', valueFrom: { secretKeyRef: { name: 'taskgate-console', key: 'oncall' } } },
+      { name: 'TASKGATE_CONSOLE_TOKEN_1', valueFrom: { secretKeyRef: { name: 'taskgate-console', key: 'dashboards' } } },
+    ]);
+    const services = docs.filter((d) => d.kind === 'Service');
+    const client = services.find((d) => !String((d.metadata as Values).name).endsWith('-admin'))!;
+    assert.deepEqual(((client.spec as Values).ports as Values[]).map((p) => p.targetPort), ['tg-proxy'], 'the client Service carries the proxy port only');
+    const admin = services.find((d) => String((d.metadata as Values).name).endsWith('-admin'))!;
+    assert.equal((admin.spec as Values).type, 'ClusterIP');
+    // Off by default: no console section beyond taskgate's own default.
+    assert.equal(parseConfig(policyOf(render()), { env: {}, source: 'default' }).console.enabled, false);
+  });
+
+  it('refuses a console without credentials, or with a token entry it cannot use', () => {
+    const bare = run('template', 'taskgate', CHART, '--set', 'console.enabled=true');
+    assert.notEqual(bare.status, 0);
+    assert.match(bare.stderr, /console\.enabled needs operator credentials/);
+    const partial = run('template', 'taskgate', CHART, '--set', 'console.enabled=true', '--set', 'console.tokens[0].name=x', '--set', 'console.tokens[0].role=admin', '--set', 'console.tokens[0].secretName=s', '--set', 'console.tokens[0].key=k');
+    assert.notEqual(partial.status, 0);
+    assert.match(partial.stderr, /expected viewer or operator/);
+  });
+
   it('refuses a loopback admin listener, which no probe reaches', () => {
     const result = run('template', 'taskgate', CHART, '--set', 'policy.admin.host=127.0.0.1');
     assert.notEqual(result.status, 0);

@@ -71,8 +71,29 @@ The effective policy as YAML (use with fromYaml): policyYaml when set, else poli
 {{- end }}
 {{- toYaml $parsed }}
 {{- else }}
-{{- toYaml (.Values.policy | default dict) }}
+{{- include "taskgate.valuesPolicy" . }}
 {{- end }}
+{{- end }}
+
+{{/*
+The policy of values.policy as YAML, with what the console values add to it when
+console.enabled: console.enabled true, and one console.tokens[] entry per console.tokens item,
+its token the env var TASKGATE_CONSOLE_TOKEN_<index> (set from the item's Secret by the
+container's env). policyYaml is used as written: there the console section is the user's own.
+*/}}
+{{- define "taskgate.valuesPolicy" -}}
+{{- $policy := deepCopy (.Values.policy | default dict) }}
+{{- if .Values.console.enabled }}
+{{- $console := deepCopy (get $policy "console" | default dict) }}
+{{- $tokens := get $console "tokens" | default list }}
+{{- range $index, $token := .Values.console.tokens }}
+{{- $tokens = append $tokens (dict "name" $token.name "role" $token.role "token" (printf "${TASKGATE_CONSOLE_TOKEN_%d}" $index)) }}
+{{- end }}
+{{- $_ := set $console "enabled" true }}
+{{- $_ := set $console "tokens" $tokens }}
+{{- $_ := set $policy "console" $console }}
+{{- end }}
+{{- toYaml $policy }}
 {{- end }}
 
 {{/* listen.port of the policy (taskgate's default 8080): the container port tg-proxy. */}}
@@ -129,6 +150,17 @@ mode renders, so that every `helm template` / `helm install` runs these checks.
 {{- fail (printf "taskgate: every secretEnv entry needs name, secretName and key; got %s" (toJson .)) }}
 {{- end }}
 {{- end }}
+{{- range .Values.console.tokens }}
+{{- if not (and .name .role .secretName .key) }}
+{{- fail (printf "taskgate: every console.tokens entry needs name, role, secretName and key; got %s" (toJson .)) }}
+{{- end }}
+{{- if not (has .role (list "viewer" "operator")) }}
+{{- fail (printf "taskgate: console.tokens role %q: expected viewer or operator" .role) }}
+{{- end }}
+{{- end }}
+{{- if and .Values.console.enabled (not .Values.policyYaml) (empty .Values.console.tokens) (not (dig "console" "jwt" "" $policy)) }}
+{{- fail "taskgate: console.enabled needs operator credentials: console.tokens (from Secrets), or policy.console.jwt (operator JWTs); docs/console.md" }}
+{{- end }}
 {{- if and (eq .Values.mode "sidecar") .Values.metrics.podMonitor.enabled (empty .Values.metrics.podMonitor.podSelector) }}
 {{- fail "taskgate: metrics.podMonitor.enabled needs metrics.podMonitor.podSelector, the labels of the MCP server pods" }}
 {{- end }}
@@ -144,7 +176,7 @@ string), so those values are quoted again: from values, "${NAME}" always yields 
 {{- if .Values.policyYaml }}
 {{- .Values.policyYaml }}
 {{- else }}
-{{- $text := toYaml (.Values.policy | default dict) }}
+{{- $text := include "taskgate.valuesPolicy" . }}
 {{- regexReplaceAll "(?m)(^|: |- )(\\$\\{[A-Za-z_][A-Za-z0-9_]*\\})$" $text "${1}\"${2}\"" }}
 {{- end }}
 {{- end }}
@@ -183,7 +215,7 @@ ports:
   - name: tg-admin
     containerPort: {{ include "taskgate.adminPort" . }}
     protocol: TCP
-{{- if or .Values.env .Values.secretEnv }}
+{{- if or .Values.env .Values.secretEnv (and .Values.console.enabled .Values.console.tokens) }}
 env:
   {{- range .Values.env }}
   - name: {{ .name }}
@@ -198,6 +230,16 @@ env:
         {{- if hasKey . "optional" }}
         optional: {{ .optional }}
         {{- end }}
+  {{- end }}
+  {{- if .Values.console.enabled }}
+  {{- range $index, $token := .Values.console.tokens }}
+  # The operator console's token of {{ $token.name }} ({{ $token.role }}): console.tokens[{{ $index }}] of the policy.
+  - name: TASKGATE_CONSOLE_TOKEN_{{ $index }}
+    valueFrom:
+      secretKeyRef:
+        name: {{ $token.secretName }}
+        key: {{ $token.key }}
+  {{- end }}
   {{- end }}
 {{- end }}
 {{- with .Values.envFrom }}

@@ -60,7 +60,7 @@ describe('generated schema and docs', () => {
 
   it('document every top-level key in docs/policy.md', () => {
     const doc = generatedFiles().find((f) => f.path === 'docs/policy.md')?.content ?? '';
-    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'tasks', 'store', 'audit', 'limits', 'logging']) {
+    for (const key of ['listen', 'admin', 'publicUrl', 'auth', 'upstreams', 'routes', 'tasks', 'store', 'audit', 'limits', 'logging', 'console']) {
       assert.ok(doc.includes(`## \`${key}\``), key);
     }
     assert.ok(doc.includes('### `upstreams.<name>.timeouts`'));

@@ -66,6 +66,7 @@ describe('parseConfig', () => {
       },
       logging: { level: 'info', buffered: false, flushInterval: 250 },
       tracing: { mode: 'none' },
+      console: { enabled: false, tokens: [], principals: 'redacted', maxScan: 5000, maxSuspension: 86_400_000 },
     });
   });
 

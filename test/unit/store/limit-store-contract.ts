@@ -83,5 +83,27 @@ export function defineLimitStoreContract(name: string, factory: LimitStoreFactor
       assert.ok(left > 0 && left <= 60_000, `suspended for the rest of the window (${left} ms)`);
       assert.equal(await limits.suspendedFor('alice', now), 0, 'other principals are not');
     });
+
+    it('suspends a principal for as long as an operator says, and ends a suspension on request', async () => {
+      const now = 3_000_000;
+      await limits.suspend('carol', now + 30_000, now);
+      const left = await limits.suspendedFor('carol', now);
+      assert.ok(left > 29_000 && left <= 30_000, `suspended for what was asked (${left} ms)`);
+      assert.equal(await limits.suspendedFor('dave', now), 0, 'other principals are not');
+      assert.equal(await limits.unsuspend('carol', now), true);
+      assert.equal(await limits.suspendedFor('carol', now), 0);
+      assert.equal(await limits.unsuspend('carol', now), false, 'nothing left to end');
+    });
+
+    it('replaces a detector suspension with an operator one, and ends either', async () => {
+      const now = 4_000_000;
+      for (let i = 0; i < 2; i++) await limits.countRefusal('erin', 2, 60_000, now);
+      assert.ok((await limits.suspendedFor('erin', now)) > 0);
+      await limits.suspend('erin', now + 5000, now);
+      const left = await limits.suspendedFor('erin', now);
+      assert.ok(left > 4000 && left <= 5000, `the operator's shorter suspension replaced the detector's (${left} ms)`);
+      assert.equal(await limits.unsuspend('erin', now), true);
+      assert.equal(await limits.suspendedFor('erin', now), 0);
+    });
   });
 }

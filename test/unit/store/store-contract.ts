@@ -9,6 +9,7 @@ import type { TaskScope } from '../../../src/task-model/task-record.js';
 import { mintHandle } from '../../../src/tasks/handle.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
 import { definePollContract } from './store-poll-contract.js';
+import { defineScanContract } from './store-scan-contract.js';
 
 export interface StoreFactory {
   /** A store holding nothing; called before every test. */
@@ -160,6 +161,7 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
     });
 
     definePollContract(() => store!);
+    defineScanContract(() => store!);
 
     it('counts events in fixed windows, per key', async () => {
       const now = 1_000_000_020_000; // a multiple of the window, so the window starts here

@@ -9,8 +9,6 @@ import { createAuditLog } from '../../../src/observability/audit.js';
 import { createHandleHasher } from '../../../src/observability/handle-hash.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { TaskObserver } from '../../../src/observability/task-observer.js';
-import { StatusPush } from '../../../src/push/status-push.js';
-import { ProvidedTasks } from '../../../src/provided/provided-tasks.js';
 import { InstancePool } from '../../../src/routing/balancer.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
@@ -32,8 +30,6 @@ function depsWith(store: MemoryStore): TaskDeps {
     logger,
     resultWaits: new Map(),
     observer,
-    provided: new ProvidedTasks({ store, logger, observer, metrics }),
-    push: new StatusPush({ store, logger, observer, metrics }),
     callUpstream: async () => ({ status: 200 }),
     listenUpstream: () => Promise.reject(new Error('no backend listens in this test')),
     credentialsPerCaller: () => false,

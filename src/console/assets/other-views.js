@@ -1,0 +1,108 @@
+// The Principals, Upstreams and Policy tabs.
+import { call } from './api.js';
+import { askForReason } from './action-dialog.js';
+import { duration, el, fill } from './dom.js';
+
+export class PrincipalsView {
+  constructor(app) {
+    this.app = app;
+  }
+
+  async refresh() {
+    const listing = await call('/principals', { query: { limit: 200 } });
+    const acting = this.app.role === 'operator';
+    const rows = listing.principals.map((p) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, p.subject ?? el('span', { class: 'muted' }, 'redacted')),
+        el('td', {}, p.issuer ?? '—'),
+        el('td', {}, el('code', {}, p.key)),
+        el('td', {}, String(p.liveTasks)),
+        el('td', {}, String(p.tasks)),
+        el('td', {}, p.upstreams.join(', ')),
+        el('td', {}, p.suspendedForMs > 0 ? `for ${duration(p.suspendedForMs)}` : 'no'),
+        el(
+          'td',
+          {},
+          acting
+            ? p.suspendedForMs > 0
+              ? el('button', { type: 'button', dataset: { focusKey: `unsuspend:${p.key}` }, 'aria-label': `Lift the suspension of ${p.subject ?? p.key}`, onclick: () => this.unsuspend(p) }, 'Unsuspend')
+              : el('button', { type: 'button', class: 'danger', dataset: { focusKey: `suspend:${p.key}` }, 'aria-label': `Suspend ${p.subject ?? p.key}`, onclick: () => this.suspend(p) }, 'Suspend')
+            : '',
+        ),
+      ),
+    );
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 8 }, 'No principal holds a live task.')));
+    const body = document.getElementById('principals-body');
+    const focused = document.activeElement?.dataset?.focusKey;
+    fill(body, rows);
+    if (focused) body.querySelector(`[data-focus-key="${CSS.escape(focused)}"]`)?.focus();
+  }
+
+  async suspend(principal) {
+    const done = await askForReason({
+      title: 'Suspend principal',
+      target: `Every tasks/* request of ${principal.subject ?? principal.key} is answered 429 until the suspension ends.`,
+      withDuration: true,
+      run: (entered) => call(`/principals/${encodeURIComponent(principal.key)}/suspend`, { method: 'POST', body: entered }),
+    });
+    if (done) this.app.notice(`Suspended until ${new Date(done.suspendedUntil).toLocaleTimeString()}.`);
+    this.app.refreshSoon();
+  }
+
+  async unsuspend(principal) {
+    const done = await askForReason({
+      title: 'Lift suspension',
+      target: `${principal.subject ?? principal.key} may use its tasks again.`,
+      run: (entered) => call(`/principals/${encodeURIComponent(principal.key)}/unsuspend`, { method: 'POST', body: entered }),
+    });
+    if (done) this.app.notice('Suspension lifted.');
+    this.app.refreshSoon();
+  }
+}
+
+export class UpstreamsView {
+  async refresh() {
+    const { upstreams, providedCallsRunning } = await call('/upstreams');
+    document.getElementById('provided-running').textContent = `Backend calls of gateway-run tasks held by this replica: ${providedCallsRunning}`;
+    const rows = upstreams.flatMap((upstream) =>
+      upstream.instances.map((instance, i) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, i === 0 ? upstream.name : ''),
+          el('td', {}, instance.url),
+          el('td', {}, instance.healthy ? 'healthy' : `cooling down (${duration(instance.coolingForMs)})`),
+          el('td', {}, String(instance.running)),
+          el('td', {}, String(instance.pending)),
+          el('td', {}, String(instance.connected)),
+          el('td', {}, i === 0 ? String(upstream.liveTasks) : ''),
+          el('td', {}, i === 0 ? upstream.providedTools.join(', ') || '—' : ''),
+        ),
+      ),
+    );
+    fill(document.getElementById('upstreams-body'), rows);
+  }
+}
+
+export class PolicyView {
+  async refresh() {
+    const policy = await call('/policy');
+    document.getElementById('policy-hash').textContent = policy.hash;
+    const rows = policy.reloads.map((reload) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, el('time', { datetime: reload.at }, new Date(reload.at).toLocaleString())),
+        el('td', {}, reload.outcome),
+        el('td', {}, reload.source),
+        el('td', {}, el('code', {}, reload.hash.slice(0, 12))),
+        el('td', { class: 'message' }, reload.changed.join(', ') || '—'),
+        el('td', {}, String(reload.problems)),
+      ),
+    );
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 6 }, 'No reload since this replica started.')));
+    fill(document.getElementById('reloads-body'), rows);
+  }
+}
