@@ -30,6 +30,7 @@ import { answerLegacyResult } from './legacy-result-stream.js';
 import { LegacySessions } from './legacy-sessions.js';
 import { answerModernCancel, answerModernGet, answerModernUpdate } from './modern-answers.js';
 import { answerModernRequest } from './modern-requests.js';
+import { answerLegacyRequest, LEGACY_METHODS } from './legacy-requests.js';
 
 export interface BridgeDeps {
   readonly logger: Logger;
@@ -58,11 +59,18 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   private readonly sessions = new LegacySessions();
   private depsNow: (() => TaskDeps) | undefined;
   /** One takeover per method (extension-points.ts, MethodTakeover), each for 2026 requests. */
-  readonly methodTakeovers: readonly MethodTakeover[] = MODERN_METHODS.map((method) => ({
-    method,
-    era: 'modern' as const,
-    takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
-  }));
+  readonly methodTakeovers: readonly MethodTakeover[] = [
+    ...MODERN_METHODS.map((method) => ({
+      method,
+      era: 'modern' as const,
+      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
+    })),
+    ...LEGACY_METHODS.map((method) => ({
+      method,
+      era: 'legacy' as const,
+      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeLegacyRequest(deps, request, message),
+    })),
+  ];
 
   constructor(deps: BridgeDeps) {
     this.generations = new BackendGenerations(deps, PROBE_LIMITS);
@@ -86,12 +94,14 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
     if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
-    if (!isObject(params) || !isObject(params.task) || typeof params.name !== 'string') return undefined;
-    if (!this.bridgesUpstream(request)) return undefined;
+    if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
+    const asksTask = isObject(params.task);
+    // Only a backend that refuses 2025 needs the bridge for a plain call.
+    if (!asksTask && !this.refusesLegacy(request)) return undefined;
     const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
-    if (!this.servesOnlyModern(request, instance)) return undefined;
     request.tg.instance = instance;
-    return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
+    if (asksTask && this.servesOnlyModern(request, instance)) return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
+    return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
   }
 
   filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
@@ -182,6 +192,32 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   private bridgesUpstream(request: FastifyRequest): boolean {
     return request.tg.snapshot.config.upstreams[request.tg.route.pool.upstream]?.bridge !== 'off';
+  }
+
+  /**
+   * A 2025 client's request to a backend that refuses 2025 altogether (it answers only
+   * 2026-07-28): the gateway answers it, speaking 2026 to the backend (legacy-requests.ts).
+   */
+  private async takeLegacyRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
+    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    if (!this.refusesLegacy(request, instance)) return undefined;
+    request.tg.instance = instance;
+    return answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps));
+  }
+
+  private legacyTasksOf(request: FastifyRequest, instance: Instance, deps: StageDeps): { modern: boolean; list: boolean } {
+    return { modern: this.generations.of(request.tg.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
+  }
+
+  /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
+  private refusesLegacy(request: FastifyRequest, instance?: Instance): boolean {
+    const pool = request.tg.route.pool;
+    const instances = instance ? [instance] : pool.instances;
+    return instances.every((candidate) => {
+      const facts = this.generations.of(pool.upstream, candidate.url);
+      return facts.modern === true && facts.legacy === false;
+    });
   }
 
   /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { generationSeen, legacyBridgeClient, startModernBackendStack, type ModernBackendStack } from './bridge-harness.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './bridge-harness.js';
 import { sleep } from './task-harness.js';
 import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
 
@@ -263,5 +264,53 @@ describe('bridge: limits hold for bridged tasks', () => {
     assert.equal(received(stack, 'tasks/cancel').length, 1, 'the refused task was cancelled upstream');
     const other = await createLegacyTask(bob, 'slow_scan', { seconds: 30 });
     assert.ok(isHandleShaped(other.taskId), 'the limit is per principal');
+  });
+});
+
+describe('bridge: 2025-11-25 client, backend that refuses 2025 altogether', () => {
+  let backend: ModernTaskServer;
+  let stack: BridgeStack;
+  let alice: Client;
+  before(async () => {
+    // The 2.4.0 server with legacy: 'reject': a 2025 initialize gets -32022 from it.
+    backend = await startModernTaskServer({ name: 'modern-only', pollIntervalMs: 100, workMs: 100 });
+    stack = await startBridgeGateway([backend.url], {});
+    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('answers initialize itself from server/discover: the backend\'s tools and the tasks the bridge serves', async () => {
+    assert.equal(await generationSeen(stack, backend.url), '2026-07-28');
+    assert.equal(alice.getServerVersion()?.name, 'modern-only');
+    const capabilities = alice.getServerCapabilities();
+    assert.deepEqual(capabilities?.tools !== undefined, true);
+    assert.deepEqual(capabilities?.tasks?.requests?.tools?.call, {});
+    assert.deepEqual(capabilities?.tasks?.list, {});
+    const initializes = backend.stats.requests.filter((r) => r.rpcMethod === 'initialize');
+    const names = initializes.map((r) => (r.body as { params?: { clientInfo?: { name?: string } } }).params?.clientInfo?.name);
+    assert.deepEqual(names, ['taskgate'], 'only the gateway\'s probe: the client\'s initialize never reached the backend');
+  });
+
+  it('relays tools/list and a plain call as 2026 requests, in 2025 shapes', async () => {
+    const { tools } = await alice.listTools();
+    const scan = tools.find((tool) => tool.name === 'slow_scan');
+    assert.equal(scan?.execution?.taskSupport, 'optional');
+    assert.ok(!('resultType' in (tools as unknown as Record<string, unknown>)));
+    const echo = await alice.callTool({ name: 'quick_echo', arguments: { text: 'hi' } });
+    assert.equal(textOf(echo as CallToolResult), 'hi');
+    assert.equal((echo as Record<string, unknown>).resultType, undefined);
+  });
+
+  it('runs a 2026 task for callToolStream, with input on its tasks/result stream', async () => {
+    let result: CallToolResult | undefined;
+    for await (const message of alice.experimental.tasks.callToolStream({ name: 'ask_name', arguments: {} }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+      if (message.type === 'result') result = message.result;
+      if (message.type === 'error') assert.fail(message.error.message);
+    }
+    assert.equal(textOf(result), 'Hello, Ada');
   });
 });
