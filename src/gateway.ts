@@ -83,7 +83,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   let listening = false;
   // What each instance serves is asked again under every policy applied (src/bridge/).
   const probeAfter = (result: ReloadResult | undefined): ReloadResult | undefined => {
-    if (listening && result?.outcome === 'applied') bridge.refresh(probeTargetsOf(currentPolicy()));
+    if (listening && result?.outcome === 'applied') bridge.probe(probeTargetsOf(currentPolicy()));
     return result;
   };
   shared.push.usePolicy(() => currentPolicy().tasks);
@@ -152,7 +152,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
       sweeper.start(EXPIRY_SWEEP_MS);
       listening = true;
-      bridge.refresh(probeTargetsOf(currentPolicy()));
+      bridge.probe(probeTargetsOf(currentPolicy()));
       shared.logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
       // Written now rather than with the next batch: operators and supervisors wait for it.
       shared.logger.flush();
@@ -214,7 +214,7 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const extensions: TaskExtensions = {
     toolCallInterceptors: [background, bridge, provided],
     resultFilters: [provided, background, bridge],
-    methodTakeovers: [...bridge.methodTakeovers, push],
+    methodTakeovers: [...bridge.methodTakeovers, push, ...bridge.lastMethodTakeovers],
     taskKinds: [provided, bridge],
     eventStreamFilters: [provided],
     clientResponses: [bridge],

@@ -28,7 +28,7 @@ import { answerLegacyCancel, answerLegacyGet } from './legacy-answers.js';
 import { createBridgedLegacyTask } from './legacy-creation.js';
 import { answerLegacyResult } from './legacy-result-stream.js';
 import { LegacySessions } from './legacy-sessions.js';
-import { answerModernCancel, answerModernGet, answerModernUpdate } from './modern-answers.js';
+import { answerModernCancel, answerModernGet, answerModernUpdate, refreshModern } from './modern-answers.js';
 import { answerModernRequest } from './modern-requests.js';
 import { answerLegacyRequest, LEGACY_METHODS } from './legacy-requests.js';
 
@@ -49,7 +49,7 @@ const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 
  */
 const MODERN_METHODS = [
   'server/discover', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read', 'resources/templates/list',
-  'completion/complete', 'subscriptions/listen', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'ping',
+  'completion/complete', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'ping',
 ];
 
 export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker {
@@ -71,6 +71,13 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
       takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeLegacyRequest(deps, request, message),
     })),
   ];
+  /**
+   * Asked after status push (registered last): a 2026 listen that push does not answer (it names
+   * no task handle) has nothing a 2025-only backend could serve, and is refused here.
+   */
+  readonly lastMethodTakeovers: readonly MethodTakeover[] = [
+    { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
+  ];
 
   constructor(deps: BridgeDeps) {
     this.generations = new BackendGenerations(deps, PROBE_LIMITS);
@@ -83,7 +90,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /** Learns anew what every instance serves (at start and after each reload). */
-  refresh(targets: readonly ProbeTarget[]): void {
+  probe(targets: readonly ProbeTarget[]): void {
     this.generations.refresh(targets);
   }
 
@@ -180,6 +187,11 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   async sweep(): Promise<void> {
     return undefined;
+  }
+
+  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
+    return record.era === 'modern' ? refreshModern(this.ctx, deps, record) : Promise.resolve(record);
   }
 
   private cancelUpstream(record: TaskRecord, reason: string): void {

@@ -15,20 +15,20 @@ import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { RELATED_TASK_META } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
-import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { hideBackendId } from '../tasks/backend-ids.js';
-import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
+import type { LocalAnswer, StageDeps, TaskDeps } from '../tasks/extension-points.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { nextState } from '../tasks/poll-answer.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { jsonRpcErrorOf, readTask, taskFromRecord } from '../tasks/task-shapes.js';
 import { learn, LOST_MESSAGE } from './backend-poll.js';
-import type { BridgeContext } from './bridge-context.js';
+import { LEGACY_LABEL, MODERN_LABEL, type BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from './legacy-creation.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
-import type { RpcAnswer } from './rpc-exchange.js';
+import { parseAnswerBody, type RpcAnswer } from './rpc-exchange.js';
 
 /** How long a poll reads a tasks/result stream for the backend's questions. */
 const QUESTION_READ_MS = 1500;
@@ -37,26 +37,14 @@ const QUESTION_QUIET_MS = 200;
 
 const ACK = (message: JsonRpcRequest): LocalAnswer => ({ status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } });
 
+/** Asks the backend one 2025 method about the task: its JSON-RPC response, if it sent one. */
+type Ask = (method: 'tasks/get' | 'tasks/result', params: JsonObject) => Promise<JsonRpcResponse | undefined>;
+
 export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const instance = instanceOf(request, record);
-  let detailed: JsonObject;
-  let updated = record;
-  if (record.status === 'cancelled') {
-    detailed = {};
-  } else {
-    const got = await inSession(ctx, request, instance, record, 'tasks/get', { taskId: record.upstreamTaskId });
-    const fields = readTask(got.response?.result, 'legacy');
-    if (!fields) {
-      ({ detailed, updated } = lostTask(deps, record));
-    } else {
-      ({ detailed, updated } = await outcomeOf(ctx, deps, request, instance, record, fields));
-    }
-  }
-  const task: JsonObject = { ...taskFromRecord(updated), resultType: 'complete', ...detailed };
-  hideBackendId(task, updated, 'task');
-  const text = JSON.stringify(task);
-  const patch = updated === record ? {} : diff(record, updated);
-  await learn(deps, record, { patch, updated }, { text, tag: request.tg.snapshotTag });
+  const ask: Ask = async (method, params) => (await inSession(ctx, request, instance, record, method, params)).response;
+  const questions = () => questionsOf(ctx, deps, request, instance, record);
+  const { text, updated } = await learnFromBackend(deps, record, ask, questions, request.tg.snapshotTag);
   request.tg.statusSeen = updated.status;
   ctx.count(request, 'tasks/get', 'ok');
   if (updated.readOnce && (updated.status === 'completed' || updated.status === 'failed')) {
@@ -66,23 +54,58 @@ export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, reque
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}` };
 }
 
+/**
+ * For a listener (src/push/), with no client request at hand: the same questions to the
+ * backend through the gateway's own calls (src/tasks/upstream-call.ts speaks 2025 in the task's
+ * session for a bridged record). The questions of an input_required task are the ones the
+ * snapshot holds: reading them takes a tasks/result stream, which a client's poll opens.
+ */
+export async function refreshModern(ctx: BridgeContext, deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
+  if (isTerminalStatus(record.status)) return record;
+  const ask: Ask = async (method, params) => {
+    void params;
+    const answer = await deps.callUpstream(record, method, { reason: 'push' });
+    return parseAnswerBody(answer.body, answer.contentType);
+  };
+  const questions = async () => ({ asked: await shownQuestions(deps, record) ?? {} });
+  const { updated } = await learnFromBackend(deps, record, ask, questions, undefined);
+  ctx.metrics.bridgeOperations.inc({ upstream: record.upstream, client: MODERN_LABEL, backend: LEGACY_LABEL, method: 'tasks/get', outcome: 'ok' });
+  return updated;
+}
+
+/** The backend's view as a 2026 DetailedTask, stored as the record and the poll snapshot. */
+async function learnFromBackend(deps: StageDeps, record: TaskRecord, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>, tag: string | undefined): Promise<{ text: string; updated: TaskRecord }> {
+  let detailed: JsonObject;
+  let updated = record;
+  if (record.status === 'cancelled') {
+    detailed = {};
+  } else {
+    const fields = readTask((await ask('tasks/get', { taskId: record.upstreamTaskId }))?.result, 'legacy');
+    if (!fields) ({ detailed, updated } = lostTask(deps, record));
+    else ({ detailed, updated } = await outcomeOf(deps, record, fields, ask, questions));
+  }
+  const task: JsonObject = { ...taskFromRecord(updated), resultType: 'complete', ...detailed };
+  hideBackendId(task, updated, 'task');
+  const text = JSON.stringify(task);
+  await learn(deps, record, { patch: updated === record ? {} : diff(record, updated), updated }, { text, tag });
+  return { text, updated };
+}
+
 /** What a 2025 status means for a 2026 DetailedTask: the inline parts, and the record after it. */
-async function outcomeOf(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, instance: Instance, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
+async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
   if (fields.status === 'input_required') {
-    const inputRequests = await questionsOf(ctx, deps, request, instance, record);
-    if ('final' in inputRequests) return finalOutcome(deps, record, fields, inputRequests.final);
+    const inputRequests = await questions();
+    if ('final' in inputRequests) return finalOutcome(deps, record, fields, inputRequests.final.response);
     return { detailed: { inputRequests: inputRequests.asked }, updated: { ...record, ...nextState(deps.policy, record, fields) } };
   }
   if (fields.status === 'completed' || fields.status === 'failed') {
-    const answer = await inSession(ctx, request, instance, record, 'tasks/result', { taskId: record.upstreamTaskId });
-    return finalOutcome(deps, record, fields, answer);
+    return finalOutcome(deps, record, fields, await ask('tasks/result', { taskId: record.upstreamTaskId }));
   }
   return { detailed: {}, updated: { ...record, ...nextState(deps.policy, record, fields) } };
 }
 
 /** The tasks/result answer as the inline result (completed, even with isError) or error (failed). */
-function finalOutcome(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, answer: RpcAnswer): { detailed: JsonObject; updated: TaskRecord } {
-  const response = answer.response;
+function finalOutcome(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, response: JsonRpcResponse | undefined): { detailed: JsonObject; updated: TaskRecord } {
   if (response && isObject(response.result)) {
     const result: JsonObject = { ...response.result, resultType: 'complete' };
     if (isObject(result._meta)) {
@@ -95,15 +118,21 @@ function finalOutcome(deps: StageDeps, record: TaskRecord, fields: NonNullable<R
   return { detailed: { error }, updated: { ...record, ...nextState(deps.policy, record, { ...fields, status: 'failed', statusMessage: fields.statusMessage ?? error.message as string }) } };
 }
 
+/** The questions the snapshot already shows for this input_required task, if any. */
+async function shownQuestions(deps: StageDeps, record: TaskRecord): Promise<JsonObject | undefined> {
+  const held = await deps.store.readPollSnapshot(record.handle);
+  const shown = held?.snapshot ? (JSON.parse(held.snapshot) as JsonObject) : undefined;
+  return shown?.status === 'input_required' && isObject(shown.inputRequests) && Object.keys(shown.inputRequests).length > 0 ? shown.inputRequests : undefined;
+}
+
 /**
  * The questions of an input_required task: those already shown (the snapshot), else what a short
  * tasks/result read releases, each under a key of the gateway's whose route (in the store)
  * says where its answer goes. `final`: the read brought the task's end instead.
  */
 async function questionsOf(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, instance: Instance, record: TaskRecord): Promise<{ asked: JsonObject } | { final: RpcAnswer }> {
-  const held = await deps.store.readPollSnapshot(record.handle);
-  const shown = held?.snapshot ? (JSON.parse(held.snapshot) as JsonObject) : undefined;
-  if (shown?.status === 'input_required' && isObject(shown.inputRequests) && Object.keys(shown.inputRequests).length > 0) return { asked: shown.inputRequests };
+  const shown = await shownQuestions(deps, record);
+  if (shown) return { asked: shown };
   const asked: JsonObject = {};
   let answer: RpcAnswer | undefined;
   try {

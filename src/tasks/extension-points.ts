@@ -107,6 +107,12 @@ export interface TaskKindHandler {
   cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
   /** One of its tasks was forgotten at the end of its lifetime. */
   expired(record: TaskRecord): void;
+  /**
+   * Optional: asks the task's backend about it now and stores what was learnt (the record, the
+   * poll snapshot, an announcement when it changed); the record after it. A kind that has it is
+   * polled this way while someone listens to one of its tasks (src/push/), as backend tasks are.
+   */
+  refresh?(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord>;
   /** Upkeep with each expiry sweep (ending tasks nothing will ever answer). */
   sweep(deps: StageDeps, now: number): Promise<unknown>;
 }

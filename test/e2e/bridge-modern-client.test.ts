@@ -11,6 +11,7 @@ import { startExampleServer, type ExampleServer } from '../../examples/mcp-serve
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { listen } from './push-listener.js';
 import { waitForModernStatus } from './task-waits.js';
 import { freePort } from '../unit/store/redis-servers.js';
 
@@ -131,6 +132,31 @@ describe('bridge: 2026-07-28 client, backend with 2025-11-25 tasks only', () => 
     assert.ok(ofAlice?.upstreamSession && ofBob?.upstreamSession);
     assert.notEqual(ofAlice.upstreamSession, ofBob.upstreamSession, 'each principal has a backend session of its own');
     await alice.cancelTask(taskId);
+  });
+
+  it('feeds a listener from the gateway\'s governed polls: the completion with its result inline', async () => {
+    const alice = await client('alice');
+    const taskId = await startTask(alice, 'slow_scan', { seconds: 0.6 });
+    const listener = await listen(stack.gw.url, await stack.bearer('alice'), { taskIds: [taskId] });
+    try {
+      assert.equal(listener.status, 200);
+      const done = await listener.waitFor((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === 'completed', 8000, 'completion');
+      assert.match(JSON.stringify(done.params!.result), /scan complete/);
+      assert.equal((done.params!.result as Record<string, unknown>).resultType, 'complete');
+      await listener.waitFor((m) => 'result' in m, 4000, 'the listen response');
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('refuses a listen that names no task: a 2025-only backend has none to serve', async () => {
+    const listener = await listen(stack.gw.url, await stack.bearer('alice'), { toolsListChanged: true });
+    try {
+      assert.equal(listener.status, 400);
+      assert.equal((listener.body?.error as { code?: number } | undefined)?.code, -32602);
+    } finally {
+      listener.close();
+    }
   });
 
   it('refuses what it does not carry with a clear error', async () => {
