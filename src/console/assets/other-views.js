@@ -15,7 +15,8 @@ export class PrincipalsView {
       el(
         'tr',
         {},
-        el('td', {}, p.subject ?? el('span', { class: 'muted' }, 'redacted')),
+        // A principal listed for its refusals alone has no task record to name its subject.
+        el('td', {}, p.subject ?? el('span', { class: 'muted' }, p.tasks === 0 ? 'no task: subject not kept' : 'redacted')),
         el('td', {}, p.issuer ?? '—'),
         el('td', {}, el('code', {}, p.key)),
         el('td', {}, String(p.liveTasks)),
