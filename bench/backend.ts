@@ -10,6 +10,8 @@
  * starting with `slow-` are given a one hour poll interval, every other task 0 ms, so that the
  * gateway forwards polls of the fast ones and answers early polls of the slow ones from its cache.
  *
+ * `tools/list` lists these five, none with an outputSchema.
+ *
  * GET /stats returns request counters (and `held:slow`, the calls held now): the harness uses
  * them to check that polls it calls "forwarded" reached the backend and that cached ones did
  * not. POST /release[?group=g] answers the held `slow` calls (of one group) at once.
@@ -30,6 +32,8 @@ const TTL_MS = 3_600_000;
 // One fixed timestamp: the replies stay byte-identical from run to run.
 const STAMP = '2026-01-01T00:00:00.000Z';
 const counters: Record<string, number> = {};
+/** What tools/list answers. */
+const TOOLS = ['echo', 'stream', 'create-task', 'big-stream', 'slow'];
 let nextTask = 0;
 
 interface Rpc {
@@ -194,6 +198,12 @@ function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
   switch (rpc.method) {
     case 'tools/call':
       answerToolCall(res, rpc, modern);
+      return;
+    case 'tools/list':
+      // Its tools, none with an outputSchema: a gateway that relays the list learns that it may
+      // detach their calls (background calls under the default outputSchema: plain).
+      count('tools/list');
+      sendJson(res, rpc.id, { ...(modern ? { resultType: 'complete' } : {}), tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) });
       return;
     case 'tasks/get': {
       count('tasks/get');

@@ -33,8 +33,13 @@ export interface GatewayCounters {
   /** taskgate_polls_total by outcome: forwarded (on time; for a provided task, answered from the store) and cached (early). */
   pollsForwarded: number;
   pollsCached: number;
-  /** taskgate_provided_calls_running: backend calls held for provided tasks now. */
+  /** taskgate_provided_calls_running: backend calls held for provided tasks (and background calls) now. */
   providedRunning: number;
+  /** taskgate_background_calls_total{outcome="detached"}: calls answered with a handle. */
+  backgroundDetached: number;
+  /** taskgate_background_status_calls_total by answer: running (still running) and ended (the call's outcome). */
+  statusRunning: number;
+  statusEnded: number;
 }
 
 export function announceReady(details: Record<string, unknown>): void {

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { backgroundMarkdown, type BackgroundRow } from './background.js';
 import { renderChart } from './chart.js';
 import { REPO_ROOT } from './children.js';
 import type { MachineInfo } from './machine.js';
@@ -38,6 +39,8 @@ export interface BenchReport {
   sse: SseCheck | { skipped: string };
   /** Tasks the gateway runs itself: the provided rows beside the backend-owned ones, and memory per running task. */
   provided: { rows: ProvidedRow[]; memory: ProvidedMemoryCheck | { skipped: string } };
+  /** Background calls: a detached call and the status tool beside a plain forwarded poll (bench/background.ts). */
+  background: { rows: BackgroundRow[] };
   /** Status push: delivery lag on one replica and across two, memory per open subscription (bench/push.ts). */
   push?: PushCheck | { skipped: string };
   durationSeconds: number;
@@ -110,6 +113,10 @@ export function renderMarkdown(report: BenchReport, svgPath: string): string {
     '',
     providedMarkdown(report.provided.rows),
     '',
+    '**Background calls** (2025-11-25 clients without tasks; CPU medians from the table above, the whole backend call charged to its detached call, beside a forwarded `tasks/get` on the same store):',
+    '',
+    backgroundMarkdown(report.background.rows),
+    '',
     '**Memory per running provided task**:',
     '',
     providedMemoryText(report.provided.memory),
@@ -135,6 +142,7 @@ export function printSummary(report: BenchReport): void {
   for (const s of report.skipped) console.log(`skipped ${s.name}: ${s.reason}`);
   console.log(`\ngoals:\n${goalsText(report.goals)}\n\nmemory:\n${memoryText(report.memory)}\n\nsse:\n${sseText(report.sse)}\n`);
   console.log(`provided tasks:\n${providedMarkdown(report.provided.rows)}\n\nmemory per running provided task:\n${providedMemoryText(report.provided.memory)}\n`);
+  console.log(`background calls:\n${backgroundMarkdown(report.background.rows)}\n`);
   if (report.push) console.log(`status push:\n${pushText(report.push)}\n`);
 }
 

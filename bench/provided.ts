@@ -31,11 +31,15 @@ export type ProvidedRole = ProvidedScenario['role'];
 export const ROLE_POLICY: Record<ProvidedRole, ProvidedPolicyOptions> = {
   provided: { pollDefault: '0s', connections: 4096, maxRunning: 100_000 },
   'provided-cached': { pollDefault: '1h', connections: 4096, maxRunning: 100_000 },
+  // Background calls (bench/background.ts): poll.default 0s, so no status call is early (an
+  // early one would wait out the interval rather than be answered).
+  background: { pollDefault: '0s', connections: 4096, maxRunning: 100_000, detachAfter: '50ms' },
 };
 
 export const ROLE_LABELS: Record<ProvidedRole, string> = {
   provided: 'provided-task policy, poll.default 0s (creations, on-time polls)',
   'provided-cached': 'provided-task policy, poll.default 1h (early polls)',
+  background: 'background-call policy, detachAfter 50ms, poll.default 0s (detached calls, status calls)',
 };
 
 /** A started variant's key: target name and role. */
@@ -94,7 +98,11 @@ export interface GatewayPerRequest {
   /** Polls taskgate let through: for a provided task, answered from the store. */
   forwardedPollsPerRequest: number;
   cachedPollsPerRequest: number;
-  /** Creations: how long after the load the calls it started took to end (inside the CPU window). */
+  /** Background calls: calls answered with a handle, and status calls answered "running" and with the outcome. */
+  detachedPerRequest: number;
+  statusRunningPerRequest: number;
+  statusEndedPerRequest: number;
+  /** Creations and detached calls: how long after the load the calls it started took to end (inside the CPU window). */
   settleMs?: number;
   /** Creations: calls still held when the wait gave up (0 unless something is wrong). */
   unsettled?: number;
@@ -106,6 +114,9 @@ export function gatewayPerRequest(before: GatewayCounters, after: GatewayCounter
     createdPerRequest: per('tasksCreated'),
     forwardedPollsPerRequest: per('pollsForwarded'),
     cachedPollsPerRequest: per('pollsCached'),
+    detachedPerRequest: per('backgroundDetached'),
+    statusRunningPerRequest: per('statusRunning'),
+    statusEndedPerRequest: per('statusEnded'),
     ...(settled ? { settleMs: settled.ms, unsettled: settled.left } : {}),
   };
 }

@@ -87,6 +87,9 @@ function gatewayMedians(values: GatewayPerRequest[]): GatewayPerRequest {
     createdPerRequest: median((g) => g.createdPerRequest)!,
     forwardedPollsPerRequest: median((g) => g.forwardedPollsPerRequest)!,
     cachedPollsPerRequest: median((g) => g.cachedPollsPerRequest)!,
+    detachedPerRequest: median((g) => g.detachedPerRequest)!,
+    statusRunningPerRequest: median((g) => g.statusRunningPerRequest)!,
+    statusEndedPerRequest: median((g) => g.statusEndedPerRequest)!,
     ...(settleMs === undefined ? {} : { settleMs, unsettled }),
   };
 }

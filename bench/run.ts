@@ -5,7 +5,7 @@
  *
  *   tsx bench/run.ts            full run (≥ 5 rounds, about 25 minutes with the status push, stopped at 30)
  *   tsx bench/run.ts --quick    2 short rounds and 100 listeners, under 8 minutes
- *   tsx bench/run.ts --smoke    CI: 1 round, 1 scenario, 2 targets, a few seconds
+ *   tsx bench/run.ts --smoke    CI: 1 round, a plain call, a provided creation and the background calls, 2 targets, a minute
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
  *          --push [--push-listeners N]   the status-push measurement alone (bench/push.ts), written
@@ -21,6 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { detectPinning, REPO_ROOT, startNodeChild, type NodeChild } from './children.js';
 import { startIssuer } from './jwks.js';
 import { planLoad, removeLoadScripts, type LoadTool } from './load.js';
+import { backgroundRows } from './background.js';
 import { describeMachine } from './machine.js';
 import { runRounds, measureOnce, type Cell, type RoundsPlan } from './measure.js';
 import { checkTaskMemory } from './memory-check.js';
@@ -62,17 +63,22 @@ interface ModeSettings {
   pushListeners: number;
 }
 
+const BACKGROUND_SCENARIOS = ['background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025'] as const;
+
 const MODES: Record<Mode, ModeSettings> = {
   full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 30 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
   // wrk runs whole seconds, so quick stays short by leaving out the variant scenarios (the SSE
   // check still times SSE replies) and keeping one era of each provided pair (2026); the full
-  // run has them all.
+  // run has them all. The background calls are 2025 clients, so their plain poll (2025) is in.
   quick: {
     rounds: 2, extraRounds: 0, seconds: 1, connections: [1, 50], warmupSeconds: 0, memoryTasks: 10_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 15, limitMs: 8 * 60_000, retryBudgetMs: 0, targets: TARGET_NAMES,
-    scenarios: ['tools-json', 'tasks-get-2026', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached'],
+    scenarios: [
+      'tools-json', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached',
+      ...BACKGROUND_SCENARIOS,
+    ],
     pushListeners: 100,
   },
-  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025'], pushListeners: 20 },
+  smoke: { rounds: 1, extraRounds: 0, seconds: 1, connections: [1, 10], warmupSeconds: 0, memoryTasks: 300, providedMemoryTasks: 200, providedQueued: false, streamBytes: 1_000_000, ttfbSamples: 3, limitMs: 90_000, retryBudgetMs: 0, targets: ['direct', 'taskgate-memory'], scenarios: ['tools-json', 'provided-create-2025', ...BACKGROUND_SCENARIOS], pushListeners: 20 },
 };
 /** Time kept after the rounds for the SSE, memory and push checks: no extra round starts inside it. */
 // The status push at 1,000 listeners took 455 s on a loaded machine (docs/benchmarks.md).
@@ -197,14 +203,15 @@ async function main(): Promise<void> {
   const policy = taskgatePolicy({ backendUrl: backend.url, issuer });
   const { targets, skipped } = await startTargets(pinning, backend, policy, issuer);
   log(`targets up: ${targets.map((t) => t.name).join(', ')}`);
-  // Provided scenarios run on taskgates of their own with the provided-task policy (bench/provided.ts).
+  // Provided and background scenarios run on taskgates of their own with the provided-task or
+  // background-call policy (bench/provided.ts, bench/background.ts).
   const roles = new Set(settings.scenarios.map((s) => SCENARIOS[s].provided?.role).filter((r): r is ProvidedRole => r !== undefined));
   const variants = await startProvidedTargets(pinning, targets.filter((t) => t.isTaskgate).map((t) => t.name), roles, { backendUrl: backend.url, issuer }, log);
   running.push(...variants.values());
   // Stopped before them (reverse order): the polled provided tasks' calls are answered first,
   // so the provided taskgates stop at once instead of waiting out their drain time.
   running.push({ stop: () => releaseHeld(backend).then(() => undefined) });
-  if (variants.size) log(`provided-task taskgates up: ${[...variants.keys()].join(', ')}`);
+  if (variants.size) log(`provided-task and background-call taskgates up: ${[...variants.keys()].join(', ')}`);
 
   const cells: Cell[] = [];
   for (const scenario of settings.scenarios) {
@@ -234,11 +241,12 @@ async function main(): Promise<void> {
     ourPids: () => [backend.pid, ...[...targets, ...variants.values()].flatMap((t) => t.pids())],
     log,
   };
-  // The provided taskgates serve nothing but their own cells, and a creation's first run opens
-  // a socket per held call (hundreds): their cells are warmed up in every mode (a quick run
-  // without it put a provided creation at 1198 and 629 µs in its two rounds); the others only
-  // in the full run.
-  const warm = settings.warmupSeconds > 0 ? cells : cells.filter((c) => SCENARIOS[c.scenario].provided);
+  // The provided and background taskgates serve nothing but their own cells, and a creation's
+  // first run opens a socket per held call (hundreds): their cells are warmed up in the full and
+  // quick runs (a quick run without it put a provided creation at 1198 and 629 µs in its two
+  // rounds); the others only in the full run. The smoke run checks what is measured, never a
+  // figure, and must stay short: nothing is warmed up.
+  const warm = mode === 'smoke' ? [] : settings.warmupSeconds > 0 ? cells : cells.filter((c) => SCENARIOS[c.scenario].provided);
   if (warm.length > 0) {
     log(`warming up ${warm.length} cells`);
     for (const cell of warm) await measureOnce(plan, cell, Math.max(...settings.connections), 0, Math.max(1, settings.warmupSeconds));
@@ -298,6 +306,7 @@ async function main(): Promise<void> {
     memory,
     sse,
     provided: { rows: providedRows(results), memory: providedMemory },
+    background: { rows: backgroundRows(results) },
     push,
     durationSeconds: Math.round((Date.now() - started) / 1000),
     measurements: outcome.measurements,

@@ -4,24 +4,27 @@
  * handles, which it minted for tasks created through it before the run.
  */
 import { randomBytes } from 'node:crypto';
-import { PROVIDED_TOOL, type Target } from './targets.js';
+import { PROVIDED_TOOL, STATUS_TOOL, type Target } from './targets.js';
 
 export const SCENARIO_NAMES = [
   'tools-json', 'tools-sse', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create', 'task-create-2025',
   'provided-create-2025', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached',
+  'background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /**
- * A scenario of tasks the gateway runs itself (bench/provided.ts). It runs on a taskgate of
- * its own with the provided-task policy (`role`), and each run is checked against taskgate's
- * counters (`expect`: a task created, or a poll answered on time or from cache, per request).
- * A creation's backend call outlives the load: `settles` makes the run wait, before its CPU is
- * read, until the calls it started have ended, so each creation is charged its whole call.
+ * A scenario of tasks the gateway runs itself (bench/provided.ts), or of background calls
+ * (bench/background.ts). It runs on a taskgate of its own with the provided-task or
+ * background-call policy (`role`), and each run is checked against taskgate's counters
+ * (`expect`: a task created, a poll answered on time or from cache, a call detached, a status
+ * call answered "running" or with the outcome, per request). A creation's (or a detached
+ * call's) backend call outlives the load: `settles` makes the run wait, before its CPU is
+ * read, until the calls it started have ended, so each is charged its whole call.
  */
 export interface ProvidedScenario {
-  readonly role: 'provided' | 'provided-cached';
-  readonly expect: 'created' | 'forwarded' | 'cached';
+  readonly role: 'provided' | 'provided-cached' | 'background';
+  readonly expect: 'created' | 'forwarded' | 'cached' | 'detached' | 'running' | 'ended';
   readonly settles: boolean;
 }
 
@@ -77,6 +80,30 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
     taskgateOnly: true,
     provided: { role: 'provided-cached', expect: 'cached', settles: false },
   },
+  'background-detach-2025': {
+    name: 'background-detach-2025',
+    short: 'background call detached, 2025',
+    title: 'background call: tools/call without params.task of a plain tool the backend holds 250 ms, answered with a handle after detachAfter (50 ms); the whole call is charged (2025-11-25)',
+    backendCounter: `tools/call:${PROVIDED_TOOL}`,
+    taskgateOnly: true,
+    provided: { role: 'background', expect: 'detached', settles: true },
+  },
+  'background-status-running-2025': {
+    name: 'background-status-running-2025',
+    short: 'status tool, running call, 2025',
+    title: `background call: ${STATUS_TOOL} with wait 0 of a running call, answered "still running" from the store (2025-11-25)`,
+    backendCounter: `tools/call:${STATUS_TOOL}`,
+    taskgateOnly: true,
+    provided: { role: 'background', expect: 'running', settles: false },
+  },
+  'background-status-ended-2025': {
+    name: 'background-status-ended-2025',
+    short: 'status tool, completed call, 2025',
+    title: `background call: ${STATUS_TOOL} with wait 0 of a completed call (its outcome read once before), answered with the tool's own result from the store (2025-11-25)`,
+    backendCounter: `tools/call:${STATUS_TOOL}`,
+    taskgateOnly: true,
+    provided: { role: 'background', expect: 'ended', settles: false },
+  },
 };
 
 export interface RequestSpec {
@@ -96,6 +123,9 @@ export const CREATORS = 64;
 export const CREATION_HOLD_MS = 250;
 /** The calls of polled provided tasks are held for the whole run (the backend caps a hold at 30 minutes). */
 const RUN_HOLD_MS = 25 * 60_000;
+/** The calls behind the completed background calls: past detachAfter (50 ms), then answered. */
+const ENDED_HOLD_MS = 200;
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** One JSON-RPC request of `era`, with the headers its transport asks for. */
 export function rpcRequest(era: Era, token: string, method: string, params: Record<string, unknown>, mcpName?: string): RequestSpec {
@@ -182,6 +212,12 @@ export async function prepareRequests(scenario: ScenarioName, target: Target, to
       const era: Era = scenario === 'provided-create-2025' ? '2025-11-25' : '2026-07-28';
       return tokens.slice(0, CREATORS).map((t) => providedCall(era, t, { ms: CREATION_HOLD_MS }));
     }
+    case 'background-detach-2025':
+      await listTools(target, tokens[0]!);
+      return tokens.slice(0, CREATORS).map((t) => toolCall('2025-11-25', t, PROVIDED_TOOL, { ms: CREATION_HOLD_MS }));
+    case 'background-status-running-2025':
+    case 'background-status-ended-2025':
+      return prepareStatusCalls(target, tokens, scenario === 'background-status-running-2025');
     default: {
       const era: Era = scenario === 'tasks-get-2025' ? '2025-11-25' : '2026-07-28';
       const poll = scenario === 'tasks-get-cached' ? 'slow' : SCENARIOS[scenario].provided ? 'provided' : 'fast';
@@ -200,12 +236,78 @@ export async function prepareRequests(scenario: ScenarioName, target: Target, to
   }
 }
 
-/** Fails loudly when a target does not answer a scenario with a JSON-RPC result (a task, for a provided creation). */
+/**
+ * Background calls: the gateway learns from a relayed tools/list that `slow` has no
+ * outputSchema, as from a host listing its tools first; until then it would not detach it.
+ */
+async function listTools(target: Target, token: string): Promise<void> {
+  const { message } = await send(target.url, rpcRequest('2025-11-25', token, 'tools/list', {}));
+  const tools = (message?.result as { tools?: { name?: unknown }[] } | undefined)?.tools ?? [];
+  if (!tools.some((t) => t.name === STATUS_TOOL)) throw new Error(`${target.name}: tools/list does not list ${STATUS_TOOL}: ${JSON.stringify(message)?.slice(0, 300)}`);
+}
+
+/** A 2025 call of `slow` without params.task that the gateway detached: its handle. */
+async function detachCall(target: Target, token: string, args: Record<string, unknown>): Promise<string> {
+  const { status, message } = await send(target.url, toolCall('2025-11-25', token, PROVIDED_TOOL, args));
+  const handle = relatedTask(message?.result);
+  if (status !== 200 || handle === undefined) throw new Error(`${target.name}: the call was not detached (${status} ${JSON.stringify(message)?.slice(0, 300)})`);
+  return handle;
+}
+
+/**
+ * Status calls (wait 0) of background calls made before the run, 4 principals × 8: held for
+ * the whole run, or ended and their outcome read once (a status call that waits for it), so
+ * that the run measures the status tool answering a running call, or answering a completed
+ * call's outcome again.
+ */
+async function prepareStatusCalls(target: Target, tokens: string[], running: boolean): Promise<RequestSpec[]> {
+  await listTools(target, tokens[0]!);
+  const calls = tokens.slice(0, POLLERS).flatMap((token) => Array.from({ length: TASKS_PER_POLLER }, () => token));
+  return Promise.all(
+    calls.map(async (token) => {
+      const handle = await detachCall(target, token, running ? { ms: RUN_HOLD_MS, group: 'run' } : { ms: ENDED_HOLD_MS });
+      if (!running) {
+        const { message } = await send(target.url, toolCall('2025-11-25', token, STATUS_TOOL, { taskId: handle, wait: 10 }));
+        if (textOf(message?.result) !== 'slow call done') throw new Error(`${target.name}: the background call did not complete: ${JSON.stringify(message)?.slice(0, 300)}`);
+      }
+      return toolCall('2025-11-25', token, STATUS_TOOL, { taskId: handle, wait: 0 });
+    }),
+  );
+}
+
+function relatedTask(result: unknown): string | undefined {
+  const handle = ((result as { _meta?: Record<string, { taskId?: unknown }> } | undefined)?._meta?.[RELATED_TASK])?.taskId;
+  return typeof handle === 'string' ? handle : undefined;
+}
+
+function textOf(result: unknown): string {
+  const content = (result as { content?: { text?: unknown }[] } | undefined)?.content;
+  return typeof content?.[0]?.text === 'string' ? content[0].text : '';
+}
+
+/** Whether a result is what the scenario's requests must get: a task, a detached call, a running or completed call's status. */
+function answersAsExpected(scenario: ScenarioName, result: Record<string, unknown> | undefined): boolean {
+  switch (SCENARIOS[scenario].provided?.expect) {
+    case 'created':
+      return scenario.endsWith('2025') ? result?.task !== undefined : result?.resultType === 'task';
+    case 'detached':
+      return relatedTask(result) !== undefined && textOf(result).includes('is still running, in the background');
+    case 'running':
+      return result?.isError === false && textOf(result).includes(') is still running.');
+    case 'ended':
+      return result?.isError !== true && textOf(result) === 'slow call done';
+    default:
+      return true;
+  }
+}
+
+/** Fails loudly when a target does not answer a scenario with a JSON-RPC result of the kind it measures. */
 export async function checkRequests(target: Target, scenario: ScenarioName, specs: RequestSpec[]): Promise<void> {
   const { status, message } = await send(target.url, specs[0]!);
-  const result = message?.result as { task?: unknown; resultType?: unknown; status?: unknown } | undefined;
-  const wanted = SCENARIOS[scenario].provided?.expect === 'created' ? (scenario.endsWith('2025') ? result?.task !== undefined : result?.resultType === 'task') : true;
+  const result = message?.result as Record<string, unknown> | undefined;
+  const wanted = answersAsExpected(scenario, result);
   if (status !== 200 || !result || !wanted) {
-    throw new Error(`${target.name} / ${scenario}: expected a JSON-RPC result${wanted ? '' : ' that is a task'}, got HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+    const kind = SCENARIOS[scenario].provided?.expect;
+    throw new Error(`${target.name} / ${scenario}: expected a JSON-RPC result${wanted ? '' : ` (${kind})`}, got HTTP ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
   }
 }

@@ -76,7 +76,15 @@ export interface ProvidedPolicyOptions {
   connections: number;
   /** tasks.provided.maxRunning: backend calls held at once before a creation is refused. */
   maxRunning: number;
+  /**
+   * Background calls in place of provided tasks (bench/background.ts): a `slow` call from a client
+   * without tasks still running after this is answered with a handle (backgroundCalls.detachAfter).
+   */
+  detachAfter?: string;
 }
+
+/** The status tool background calls add (backgroundCalls.toolNames.status, its default). */
+export const STATUS_TOOL = 'taskgate_task_status';
 
 /**
  * The policy under test. Poll governance stays on (mode cached) with the default tolerance and
@@ -113,13 +121,17 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
 /**
  * The upstream with provided tasks: the `slow` tool runs as a task; a 2026 call becomes one
  * after 1 ms (the CPU of a promotion does not depend on the wait, and a longer one would hold
- * each client request that long); its call may last the task's hour.
+ * each client request that long); its call may last the task's hour. With `detachAfter`, the
+ * `slow` tool's calls become background calls instead (no providedTasks: the two are
+ * independent, docs/background-calls.md), with the default outputSchema and statusWait.
  */
 function providedUpstream(backendUrl: string, provided: ProvidedPolicyOptions): Record<string, unknown> {
   return {
     instances: [backendUrl],
     connections: provided.connections,
-    providedTasks: { tools: [PROVIDED_TOOL], promoteAfter: '1ms', timeout: '1h' },
+    ...(provided.detachAfter === undefined
+      ? { providedTasks: { tools: [PROVIDED_TOOL], promoteAfter: '1ms', timeout: '1h' } }
+      : { backgroundCalls: { tools: [PROVIDED_TOOL], detachAfter: provided.detachAfter, timeout: '1h' } }),
   };
 }
 

@@ -64,5 +64,8 @@ serveParentRequests(
     pollsForwarded: await total(gateway.metrics.polls, { outcome: 'forwarded' }),
     pollsCached: await total(gateway.metrics.polls, { outcome: 'cached' }),
     providedRunning: await total(gateway.metrics.providedCallsRunning),
+    backgroundDetached: await total(gateway.metrics.backgroundCalls, { outcome: 'detached' }),
+    statusRunning: await total(gateway.metrics.backgroundStatusCalls, { answer: 'running' }),
+    statusEnded: await total(gateway.metrics.backgroundStatusCalls, { answer: 'ended' }),
   }),
 );

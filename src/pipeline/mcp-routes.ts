@@ -1,7 +1,7 @@
 /**
  * The MCP routes: the pipeline of DESIGN.md §2 as fastify hooks, for every path of the
  * current policy. Which path is a route, and everything a route needs, comes from the policy
- * snapshot a request reads at its start (src/policy-snapshot.ts), so a new policy takes
+ * snapshot a request reads at its start (src/pipeline/policy-snapshot.ts), so a new policy takes
  * effect without registering anything.
  *
  *   onRequest   listener (route, limits, Host/Origin, CORS) → auth    (before the body is read)

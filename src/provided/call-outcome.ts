@@ -86,7 +86,9 @@ function inputStep(result: JsonObject, limits: OutcomeLimits, callMs: number): O
   // through its pause), so both count against the cap, together.
   const over = overCap('the input the backend asks for', 'is', { inputRequests: requests, requestState }, limits.maxResultBytes);
   if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, maxMessage) };
-  const keys = Object.keys(requests);
+  // A request that is no object cannot be shown to the client: counted as not asked, so a
+  // task never waits on questions nobody can see (input_required with nothing to answer).
+  const keys = Object.keys(requests).filter((key) => isObject(requests[key]));
   if (keys.length === 0) {
     if (requestState !== undefined) return { kind: 'retry', requestState };
     const message = 'the backend asked for input without saying what';
@@ -101,11 +103,9 @@ function inputStep(result: JsonObject, limits: OutcomeLimits, callMs: number): O
       const inputRequests: Record<string, JsonObject> = {};
       const inputKeys: Record<string, string> = {};
       for (const key of keys) {
-        const request = requests[key];
-        if (!isObject(request)) continue;
         // Keys must stay unique over the task's life, and the backend may reuse its own.
         const shown = `${round}.${key}`;
-        inputRequests[shown] = request;
+        inputRequests[shown] = requests[key] as JsonObject;
         inputKeys[shown] = key;
       }
       const spentMs = (view.state.spentMs ?? 0) + callMs;

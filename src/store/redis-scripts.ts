@@ -97,10 +97,12 @@ end
 -- an answer that has not changed can be skipped.
 local function check_poll(task, now_arg, interval_arg, tolerance_arg, abuse_arg)
   local now, interval = tonumber(now_arg), tonumber(interval_arg)
+  -- Shorter than the interval, or a burst of polls would pass back to back.
+  local tolerance = math.min(tonumber(tolerance_arg), math.max(0, interval - 1))
   local state = redis.call('HMGET', task[2], 'last', 'early', 'tag')
   local early = tonumber(state[2] or '0')
   local allowed = now
-  if state[1] then allowed = tonumber(state[1]) + interval - tonumber(tolerance_arg) end
+  if state[1] then allowed = tonumber(state[1]) + interval - tolerance end
   local verdict, last, retry
   if now >= allowed then
     -- Booked at the time it was due (not at arrival), so the tolerance cannot make the

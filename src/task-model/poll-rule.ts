@@ -5,6 +5,10 @@
  * every time and never be forwarded again. A poll accepted within the tolerance is booked at
  * the time it was due, not at its arrival, so the schedule cannot creep earlier by the
  * tolerance each cycle: over any span T the backend sees at most ceil(T / interval) + 1.
+ * That holds only while the tolerance is shorter than the interval, which the policy alone
+ * does not ensure (tasks.poll.tolerance defaults to 50 ms, the floor to 0 s, and a backend may
+ * ask for 10 ms): a tolerance of n intervals would let n + 1 polls through back to back after
+ * every pause. So the tolerance applied is at most the interval less 1 ms (none below 1 ms).
  *
  * decidePoll is pure so that both stores apply the same rule; the Redis store runs the same
  * steps in one Lua script, atomically across replicas.
@@ -43,7 +47,8 @@ export function decidePoll(state: PollState | undefined, now: number, rules: Pol
  */
 export function decidePollAt(state: PollState | undefined, now: number, intervalMs: number, limits: Omit<PollRules, 'intervalMs'>): PollDecision {
   const last = state?.lastForwardedAt;
-  const allowedAt = last === undefined ? now : last + intervalMs - limits.toleranceMs;
+  const toleranceMs = Math.min(limits.toleranceMs, Math.max(0, intervalMs - 1));
+  const allowedAt = last === undefined ? now : last + intervalMs - toleranceMs;
   if (now >= allowedAt) {
     const bookedAt = last === undefined ? now : Math.max(now, last + intervalMs);
     return { verdict: 'forward', next: { lastForwardedAt: bookedAt, earlyCount: 0 }, retryAfterMs: 0 };

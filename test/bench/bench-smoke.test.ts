@@ -1,7 +1,8 @@
 /**
  * The benchmark harness end to end on a tiny configuration (bench/run.ts --smoke: one round,
- * the backend and taskgate, about a second of load per run; a plain tools/call and a
- * provided-task creation; 200 provided tasks held running) with the
+ * the backend and taskgate, about a second of load per run; a plain tools/call, a
+ * provided-task creation, a detached background call and the status tool on a running and a
+ * completed one; 200 provided tasks held running) with the
  * Node load generator, so it needs neither wrk nor nginx. It checks the outputs are well formed
  * and that each scenario measured what it says, never the numbers: performance is measured by
  * `npm run bench`, not asserted by a timed test.
@@ -61,6 +62,22 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
     assert.equal(typeof running.heapBytesPerRunningTask, 'number');
     assert.equal(running.runningAfterEnd, 0, 'the calls ended after the release');
 
+    // Background calls, from 2025 clients without tasks: each run checked against taskgate's counters and the backend's.
+    const detached = cell('background-detach-2025');
+    assert.ok(detached?.gateway && detached.gateway.detachedPerRequest! > 0, 'the calls were detached');
+    assert.ok(detached.upstreamPerRequest > 0, 'each detached call reached the backend');
+    assert.equal(typeof detached.gateway.settleMs, 'number', 'the run waited for its calls to end');
+    assert.equal(detached.gateway.unsettled, 0);
+    for (const [scenario, answered] of [['background-status-running-2025', 'statusRunningPerRequest'], ['background-status-ended-2025', 'statusEndedPerRequest']] as const) {
+      const status = cell(scenario);
+      assert.ok(status?.gateway && status.gateway[answered]! > 0, `${scenario}: the status tool answered as the scenario says`);
+      assert.equal(status.upstreamPerRequest, 0, `${scenario}: no status call reached the backend`);
+      assert.ok(status.proxyCpuUsPerRequest !== null, `${scenario}: a CPU figure`);
+    }
+    const background = report.background as { rows: { scenario: string; cpuMost: unknown; cpu1: unknown }[] };
+    assert.deepEqual(background.rows.map((r) => r.scenario), ['background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025']);
+    for (const row of background.rows) for (const v of [row.cpuMost, row.cpu1]) assert.equal(typeof v, 'number', row.scenario);
+
     const svg = readFileSync(join(out, 'smoke.svg'), 'utf8');
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>/);
     assert.match(svg.trimEnd(), /<\/svg>$/);
@@ -74,6 +91,7 @@ test('bench --smoke writes well-formed JSON, SVG and Markdown', async () => {
     assert.match(markdown, /\| scenario \| target \|/);
     assert.match(markdown, /\*\*Provided tasks\*\*/);
     assert.match(markdown, /B per running task/);
+    assert.match(markdown, /\*\*Background calls\*\*[\s\S]*`background-status-ended-2025`/);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -93,4 +111,27 @@ test('BENCH_POLICY_PATCH replaces whole sections, and the patched policies the d
     assert.equal(policyProblem(JSON.stringify(patchPolicy(base, patch))), undefined, patch);
   }
   assert.throws(() => patchPolicy(base, '[1]'), /must be a JSON object/);
+});
+
+test('background rows set each background figure beside the forwarded 2025 poll of the same store', async () => {
+  const { backgroundRows } = await import('../../bench/background.js');
+  const spread = (median: number) => ({ median, min: median, max: median });
+  const cell = (target: 'taskgate-memory' | 'taskgate-redis', scenario: string, connections: number, cpu: number, gateway?: Record<string, number>) => ({
+    target, scenario, connections, rounds: 1, rps: spread(1), p50Us: spread(1), p90Us: spread(1), p99Us: spread(1),
+    proxyCpuUsPerRequest: spread(cpu), backendCpuUsPerRequest: spread(1), upstreamPerRequest: scenario === 'background-detach-2025' ? 1 : 0, errors: 0, requests: 1,
+    ...(gateway ? { gateway: { createdPerRequest: 0, forwardedPollsPerRequest: 0, cachedPollsPerRequest: 0, detachedPerRequest: 0, statusRunningPerRequest: 0, statusEndedPerRequest: 0, ...gateway } } : {}),
+  });
+  const cells = [
+    cell('taskgate-memory', 'tasks-get-2025', 50, 200), cell('taskgate-memory', 'tasks-get-2025', 1, 400),
+    cell('taskgate-memory', 'background-detach-2025', 50, 900, { detachedPerRequest: 1, settleMs: 260, unsettled: 0 }), cell('taskgate-memory', 'background-detach-2025', 1, 1500),
+    cell('taskgate-memory', 'background-status-running-2025', 50, 150, { statusRunningPerRequest: 1 }), cell('taskgate-memory', 'background-status-running-2025', 1, 300),
+    // No poll measured on this store: the row has its own figures and no ratio.
+    cell('taskgate-redis', 'background-status-ended-2025', 50, 180, { statusEndedPerRequest: 1 }), cell('taskgate-redis', 'background-status-ended-2025', 1, 350),
+  ];
+  const rows = backgroundRows(cells as Parameters<typeof backgroundRows>[0]);
+  assert.deepEqual(rows.map((r) => [r.target, r.scenario, r.cpuMost, r.cpu1, r.pollCpuMost, r.pollCpu1, r.ratioMost, r.check, r.backendPerRequest, r.settleMs]), [
+    ['taskgate-memory', 'background-detach-2025', 900, 1500, 200, 400, 4.5, '1 detached', 1, 260],
+    ['taskgate-memory', 'background-status-running-2025', 150, 300, 200, 400, 0.75, '1 answered running', 0, null],
+    ['taskgate-redis', 'background-status-ended-2025', 180, 350, null, null, null, '1 answered with the outcome', 0, null],
+  ]);
 });

@@ -24,7 +24,7 @@ const pollSchema = z
         'What an early tasks/get gets: cached = the last answer the gateway saw for that task, without ' +
           'contacting the backend; reject = 429 with Retry-After and JSON-RPC error -31001.',
       ),
-    tolerance: durationSchema().prefault('50ms').describe('A poll this much before the interval has passed still counts as on time.'),
+    tolerance: durationSchema().prefault('50ms').describe('A poll this much before the interval has passed still counts as on time; applied as at most the task\'s interval less 1 ms, so polls never pass in a burst.'),
     floor: durationSchema()
       .prefault('0s')
       .describe('Smallest poll interval told to clients; a backend interval below it is raised to it.'),

@@ -57,6 +57,20 @@ export function definePollContract(store: () => Store): void {
     assert.equal(creeping.retryAfterMs, 20);
   });
 
+  it('applies a tolerance no longer than the interval less 1 ms, so no burst of polls passes back to back', async () => {
+    // The default tolerance (50 ms) against a backend asking for 10 ms, under the default floor of 0 s.
+    const record = taskRecord({ pollIntervalMs: 10 });
+    await store().createTask(record, 10);
+    const limits = { toleranceMs: 50, abuseFactor: 50 };
+    const now = Date.now();
+    assert.equal((await pollAsOwner(store(), record, now, limits)).verdict, 'forward');
+    const second = await pollAsOwner(store(), record, now, limits);
+    assert.equal(second.verdict, 'early', 'a tolerance of five intervals let five more through at once');
+    assert.equal(second.retryAfterMs, 1);
+    assert.equal((await pollAsOwner(store(), record, now + 9, limits)).verdict, 'forward', '1 ms of tolerance is left');
+    assert.equal((await pollAsOwner(store(), record, now + 9, limits)).verdict, 'early', 'booked at its due time, now + 10');
+  });
+
   it('decides each poll on the interval the record holds now', async () => {
     const record = taskRecord({ pollIntervalMs: 10_000 });
     await store().createTask(record, 10);

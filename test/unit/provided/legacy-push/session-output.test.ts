@@ -5,8 +5,8 @@ import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
-import { createSseTap } from '../../../src/mcp/sse-tap.js';
-import { MAX_PENDING_BYTES, SessionOutput } from '../../../src/provided/legacy-push/session-output.js';
+import { createSseTap } from '../../../../src/mcp/sse-tap.js';
+import { MAX_PENDING_BYTES, SessionOutput } from '../../../../src/provided/legacy-push/session-output.js';
 
 const tapOf = () => createSseTap({ maxEventBytes: 1 << 20, onMessage: async () => undefined });
 
