@@ -50,6 +50,8 @@ export class StatusPush implements MethodTakeover {
   /** Open task listens per principal on this replica (tasks.push.maxSubscriptionsPerPrincipal). */
   private readonly openByOwner = new Map<string, number>();
   private readonly streams = new Set<ListenerStream>();
+  /** Open listens per task handle on this replica (read by the operator console, via gateway.ts). */
+  private readonly listenersByHandle = new Map<string, number>();
   private currentTasks: () => TaskDeps | undefined = () => undefined;
 
   constructor(deps: StatusPushDeps) {
@@ -66,6 +68,11 @@ export class StatusPush implements MethodTakeover {
   /** Listens open on this replica, and backend tasks polled for them (tests, bench). */
   get stats(): { listeners: number; polledTasks: number } {
     return { listeners: this.streams.size, polledTasks: this.poller.size };
+  }
+
+  /** Listens open on this replica that were granted `handle` (0 for any other). */
+  listenersOf(handle: string): number {
+    return this.listenersByHandle.get(handle) ?? 0;
   }
 
   /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
@@ -133,6 +140,7 @@ export class StatusPush implements MethodTakeover {
         if (started) {
           for (const record of granted) if (record.kind === 'backend' && this.poller.release(record.handle)) this.upstreams.unwatch(record);
           this.streams.delete(stream);
+          for (const record of granted) this.countListener(record.handle, -1);
           metrics.pushSubscriptions.dec();
         }
         leave();
@@ -172,6 +180,7 @@ export class StatusPush implements MethodTakeover {
     if (!stream.isOpen) return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
     started = true;
     this.streams.add(stream);
+    for (const record of granted) this.countListener(record.handle, 1);
     metrics.pushSubscriptions.inc();
     stream.notify(ACKNOWLEDGED, { notifications: { ...acknowledged, taskIds: granted.map((r) => r.handle) } });
     for (const note of early) relay(note);
@@ -184,6 +193,12 @@ export class StatusPush implements MethodTakeover {
     if (request.tg.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
+  }
+
+  private countListener(handle: string, delta: number): void {
+    const next = (this.listenersByHandle.get(handle) ?? 0) + delta;
+    if (next > 0) this.listenersByHandle.set(handle, next);
+    else this.listenersByHandle.delete(handle);
   }
 
   private leave(owner: string): void {
