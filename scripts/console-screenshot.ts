@@ -1,13 +1,15 @@
 /**
- * Takes the console screenshots the docs show (docs/images/console.png, console-task.png):
- * the test stack of test/e2e/console-harness.ts with a few principals and tasks in every
- * status, a minute of samples for the plots, then headless Chromium on the page.
+ * Takes the console screenshots the docs show (docs/images/console.png, console-task.png,
+ * console-principals.png): the test stack of test/e2e/console-harness.ts with a few principals
+ * and tasks in every status, a push listener on some, a principal probing for handles, a
+ * minute of samples for the plots, then headless Chromium on the page.
  * Usage: npx tsx scripts/console-screenshot.ts [directory]   (default docs/images)
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromiumMissing, launchBrowser } from '../test/e2e/browser.js';
 import { createTask, OPERATOR_TOKEN, startConsoleStack } from '../test/e2e/console-harness.js';
+import { listen } from '../test/e2e/push-listener.js';
 
 const directory = process.argv[2] ?? 'docs/images';
 const missing = chromiumMissing();
@@ -32,6 +34,14 @@ try {
   live.push([dave, await createTask(dave, 'fail_task', {})]);
   live.push([dave, await createTask(dave, 'slow_scan', { seconds: 20 })]);
   for (let i = 0; i < 3; i++) live.push([dave, await createTask(dave, 'slow_scan', { seconds: 1 + i * 15 })]);
+  // Dave listens to his tasks: their endings are pushed, and the lag plot gets its samples.
+  const daves = live.filter(([client]) => client === dave).map(([, handle]) => handle);
+  const listener = await listen(stack.gateways[0]!.url, `Bearer ${await stack.clientJwt('dave@example.com')}`, { taskIds: daves });
+  // Alice listens to her status report, which runs on: the Push column shows it.
+  const aliceListener = await listen(stack.gateways[0]!.url, `Bearer ${await stack.clientJwt('alice@example.com')}`, { taskIds: [live[1]![1]] });
+  // Mallory owns nothing and probes for handles: the Principals tab shows her refusals and the alert.
+  const mallory = await stack.client('mallory@example.com');
+  for (let i = 0; i < 24; i++) await mallory.raw('tasks/get', { taskId: `made-up-handle-${i}`.padEnd(32, 'x') });
   // A minute of polling by the owners: statuses move on, and the plots get their samples.
   const until = Date.now() + 65_000;
   while (Date.now() < until) {
@@ -40,7 +50,7 @@ try {
     await sleep(400);
   }
   const page = await browser.context.newPage();
-  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.setViewportSize({ width: 1600, height: 900 });
   await page.goto(`${stack.gateways[0]!.adminUrl}/console`);
   await page.fill('#token', OPERATOR_TOKEN);
   await page.click('#sign-in-form button[type="submit"]');
@@ -52,7 +62,14 @@ try {
   await page.waitForSelector('#task-timeline li');
   await page.locator('#task-detail').scrollIntoViewIfNeeded();
   await page.locator('#task-detail').screenshot({ path: join(directory, 'console-task.png') });
-  console.log(`wrote ${join(directory, 'console.png')} and ${join(directory, 'console-task.png')}`);
+  await page.click('#task-close');
+  await page.click('#tab-button-principals');
+  await page.waitForSelector('#principals-body tr');
+  await sleep(500);
+  await page.locator('#tab-principals').screenshot({ path: join(directory, 'console-principals.png') });
+  listener.close();
+  aliceListener.close();
+  console.log(`wrote console.png, console-task.png and console-principals.png in ${directory}`);
 } finally {
   await browser.close();
   await stack.close();

@@ -128,6 +128,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     timeline,
     reloads: () => ({ hash: reloader.hash, history: reloader.history }),
     providedRunning: () => shared.provided.running,
+    replica: {
+      pushListeners: (handle) => shared.push.listenersOf(handle),
+      taskSupport: (upstream, maxTools) => shared.provided.taskSupportOf(upstream, maxTools),
+      principals: shared.observer.principals,
+    },
   });
   operatorConsole.register(admin);
 

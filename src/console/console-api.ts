@@ -10,9 +10,10 @@ import { DURATION_PATTERN, parseDuration } from '../config/units.js';
 import { GatewayError } from '../errors.js';
 import { sanitizeStatusMessage } from '../tasks/task-shapes.js';
 import { cancelTask, suspendPrincipal, unsuspendPrincipal, type ActionDeps, type ActionRequest } from './console-actions.js';
-import { listPrincipals, listTasks, listUpstreams, TASK_STATUSES } from './console-views.js';
+import { listPrincipals, listTasks, listUpstreams, principalActivityRow, TASK_STATUSES } from './console-views.js';
 import type { ConsoleApiHost, ConsoleRequestContext } from './console-context.js';
 import { principalOf, SORT_KEYS, taskRow, type TaskQuery } from './task-rows.js';
+import { withActivity } from './task-activity.js';
 
 const MAX_PAGE = 200;
 const MAX_REASON = 500;
@@ -73,14 +74,17 @@ export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost
       order: query.order,
     };
     const live = await console.scan.read(policy.config.console.maxScan);
-    return listTasks(live, taskQuery, query, deps.hashHandle, policy.config.console);
+    const listing = listTasks(live, taskQuery, query, deps.hashHandle, policy.config.console);
+    const records = listing.tasks.map((row) => live.byId(row.id)!);
+    return { ...listing, tasks: await withActivity(listing.tasks, records, deps.store, deps.replica) };
   });
 
   api.get<{ Params: { id: string } }>('/tasks/:id', async (request) => {
     const { policy } = await console.operatorOf(request);
     const record = await findTask(console, request.params.id, policy.config.console.maxScan);
     const timeline = deps.timeline.entries(request.params.id);
-    return { ...taskRow(record, deps.hashHandle, policy.config.console, Date.now()), ...(timeline ? { timeline } : {}) };
+    const [row] = await withActivity([taskRow(record, deps.hashHandle, policy.config.console, Date.now())], [record], deps.store, deps.replica);
+    return { ...row, ...(timeline ? { timeline } : {}) };
   });
 
   api.post<{ Params: { id: string } }>('/tasks/:id/cancel', { bodyLimit: BODY_LIMIT }, async (request) => {
@@ -101,7 +105,7 @@ export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost
     const { policy } = await console.operatorOf(request);
     const page = parse(pageQuerySchema, request.query, 'query');
     const live = await console.scan.read(policy.config.console.maxScan);
-    return { ...(await listPrincipals(live, page, deps.store.limits, policy.config.console)), offset: page.offset, limit: page.limit };
+    return { ...(await listPrincipals(live, page, deps.store.limits, policy.config.console, deps.replica.principals)), offset: page.offset, limit: page.limit };
   });
 
   api.get<{ Params: { key: string } }>('/principals/:key', async (request) => {
@@ -110,9 +114,15 @@ export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost
     const live = await console.scan.read(policy.config.console.maxScan);
     const owned = live.records.filter((record) => record.owner === key);
     const suspendedForMs = await deps.store.limits.suspendedFor(key, Date.now());
-    const view = owned.map((record) => principalOf(record, policy.config.console)).find((p) => p.issuer !== undefined) ?? { key };
     const now = Date.now();
-    return { ...view, suspendedForMs, tasks: owned.map((record) => taskRow(record, deps.hashHandle, policy.config.console, now)) };
+    const seenIssuer = deps.replica.principals.read(key, now)?.issuer;
+    const view = owned.map((record) => principalOf(record, policy.config.console)).find((p) => p.issuer !== undefined) ?? { key, ...(seenIssuer === undefined ? {} : { issuer: seenIssuer }) };
+    return {
+      ...view,
+      suspendedForMs,
+      thisReplica: principalActivityRow(deps.replica.principals, key, now),
+      tasks: owned.map((record) => taskRow(record, deps.hashHandle, policy.config.console, now)),
+    };
   });
 
   api.post<{ Params: { key: string } }>('/principals/:key/suspend', { bodyLimit: BODY_LIMIT }, async (request) => {
@@ -141,7 +151,7 @@ export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost
   api.get('/upstreams', async (request) => {
     const { policy } = await console.operatorOf(request);
     const live = await console.scan.read(policy.config.console.maxScan);
-    return { upstreams: listUpstreams(policy.config, policy.pools, policy.agents, live), providedCallsRunning: deps.providedRunning() };
+    return { upstreams: listUpstreams(policy.config, policy.pools, policy.agents, live, deps.replica), providedCallsRunning: deps.providedRunning() };
   });
 
   api.get('/policy', async (request) => {
@@ -157,11 +167,12 @@ export function registerConsoleApi(api: FastifyInstance, console: ConsoleApiHost
 
   api.get('/samples', async (request) => {
     await console.operatorOf(request);
-    const { statuses, polls } = console.samples.series();
+    const { statuses, polls, lag } = console.samples.series();
     return {
       intervalMs: 10_000,
       statuses: statuses.map((sample) => ({ at: new Date(sample.at).toISOString(), counts: sample.counts })),
       polls: polls.map((sample) => ({ at: new Date(sample.at).toISOString(), perMinute: sample.perMinute })),
+      pushLag: lag.map((sample) => ({ at: new Date(sample.at).toISOString(), deliveries: sample.deliveries, meanMs: sample.meanMs, p95Ms: sample.p95Ms })),
     };
   });
 }

@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { PrincipalActivityReader } from '../observability/principal-activity.js';
 import type { InstancePool } from '../routing/balancer.js';
 import type { Store } from '../store/store.js';
 import type { TaskDeps } from '../tasks/task-context.js';
@@ -34,6 +35,28 @@ export interface ReloadEntry {
   readonly problems: readonly string[];
 }
 
+/** What one replica learnt of an upstream's own task support (src/provided/backend-support.ts). */
+export interface UpstreamTaskSupport {
+  /** 2026: whether its server/discover declared the tasks extension; absent before one was seen. */
+  readonly modernExtension?: boolean;
+  /** 2025: its tools' own execution.taskSupport, by tool (at most the first maxTools by name). */
+  readonly legacyTools: Readonly<Record<string, string>>;
+  readonly legacyToolsLearnt: number;
+}
+
+/**
+ * What this replica holds that no store does, read-only, from the rooms that hold it: gateway.ts
+ * binds each to its room (capabilities never import each other), the console only reads.
+ */
+export interface ReplicaFacts {
+  /** Listens (2026 subscriptions/listen) open on this replica that were granted the task (src/push/). */
+  pushListeners(handle: string): number;
+  /** What this replica learnt of `upstream`'s own task support; undefined when nothing yet. */
+  taskSupport(upstream: string, maxTools: number): UpstreamTaskSupport | undefined;
+  /** Each principal's task requests as this replica saw them (src/observability/principal-activity.ts). */
+  readonly principals: PrincipalActivityReader;
+}
+
 export interface ConsoleDeps {
   readonly currentPolicy: () => ConsolePolicy;
   readonly store: Store;
@@ -45,6 +68,7 @@ export interface ConsoleDeps {
   readonly reloads: () => { readonly hash: string; readonly history: readonly ReloadEntry[] };
   /** Backend calls of gateway-run tasks this replica holds now. */
   readonly providedRunning: () => number;
+  readonly replica: ReplicaFacts;
 }
 
 /** What a console route handler is given: the operator, and the console's parts. */

@@ -7,10 +7,12 @@
 import type { Config } from '../config/index.js';
 import type { ConsoleConfig } from '../config/sections/console.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
+import type { PrincipalActivityReader, RefusalReason } from '../observability/principal-activity.js';
 import type { InstancePool } from '../routing/balancer.js';
 import type { LimitStore } from '../store/limit-store.js';
 import { isTerminalStatus, type TaskStatus } from '../task-model/task-record.js';
 import type { TimelineEntry } from './audit-timeline.js';
+import type { ReplicaFacts, UpstreamTaskSupport } from './console-context.js';
 import type { LiveTasks } from './live-scan.js';
 import { countBy, matches, principalOf, sortRows, taskRow, type PrincipalView, type TaskQuery, type TaskRow } from './task-rows.js';
 
@@ -65,6 +67,16 @@ export interface TaskDetail extends TaskRow {
   readonly timeline?: readonly TimelineEntry[];
 }
 
+/** A principal's task requests as this replica saw them (observability/principal-activity.ts). */
+export interface PrincipalActivityRow {
+  readonly pollsPerMinute: number;
+  readonly refusals: Readonly<Record<RefusalReason, number>>;
+  readonly enumerationAlerts: number;
+  readonly lastAlertAt?: string;
+  /** Since when this replica counts for it (absent: it saw no task request of it lately). */
+  readonly since?: string;
+}
+
 export interface PrincipalRow extends PrincipalView {
   /** Tasks not yet terminal. */
   readonly liveTasks: number;
@@ -74,10 +86,29 @@ export interface PrincipalRow extends PrincipalView {
   readonly upstreams: readonly string[];
   /** 0 unless suspended (by the enumeration detector or an operator). */
   readonly suspendedForMs: number;
+  readonly thisReplica: PrincipalActivityRow;
 }
 
-/** Principals with unexpired tasks, most live tasks first; suspensions read for the page only. */
-export async function listPrincipals(live: LiveTasks, page: Page, limits: LimitStore, policy: ConsoleConfig): Promise<{ total: number; principals: PrincipalRow[]; truncated: boolean }> {
+const NO_ACTIVITY: PrincipalActivityRow = { pollsPerMinute: 0, refusals: { not_found: 0, denied: 0, throttled: 0 }, enumerationAlerts: 0 };
+
+export function principalActivityRow(activity: PrincipalActivityReader, key: string, now: number): PrincipalActivityRow {
+  const seen = activity.read(key, now);
+  if (!seen) return NO_ACTIVITY;
+  return {
+    pollsPerMinute: seen.pollsPerMinute,
+    refusals: seen.refusals,
+    enumerationAlerts: seen.enumerationAlerts,
+    ...(seen.lastAlertAt === undefined ? {} : { lastAlertAt: new Date(seen.lastAlertAt).toISOString() }),
+    since: new Date(seen.since).toISOString(),
+  };
+}
+
+/**
+ * Principals with unexpired tasks, most live tasks first, then those without one that this
+ * replica saw refused or alerted about lately (a prober may own nothing); suspensions read for
+ * the page only.
+ */
+export async function listPrincipals(live: LiveTasks, page: Page, limits: LimitStore, policy: ConsoleConfig, activity: PrincipalActivityReader): Promise<{ total: number; principals: PrincipalRow[]; truncated: boolean }> {
   const groups = new Map<string, { view: PrincipalView; live: number; tasks: number; status: Map<string, number>; upstreams: Set<string> }>();
   for (const record of live.records) {
     let group = groups.get(record.owner);
@@ -92,9 +123,14 @@ export async function listPrincipals(live: LiveTasks, page: Page, limits: LimitS
     group.status.set(record.status, (group.status.get(record.status) ?? 0) + 1);
     group.upstreams.add(record.upstream);
   }
+  const now = Date.now();
+  for (const key of activity.flagged(now)) {
+    if (groups.has(key)) continue;
+    const issuer = activity.read(key, now)?.issuer;
+    groups.set(key, { view: { key, ...(issuer === undefined ? {} : { issuer }) }, live: 0, tasks: 0, status: new Map(), upstreams: new Set() });
+  }
   const ordered = [...groups.values()].sort((a, b) => b.live - a.live || b.tasks - a.tasks || (a.view.key < b.view.key ? -1 : 1));
   const shown = ordered.slice(page.offset, page.offset + page.limit);
-  const now = Date.now();
   const suspended = await Promise.all(shown.map((group) => limits.suspendedFor(group.view.key, now)));
   return {
     total: ordered.length,
@@ -106,6 +142,7 @@ export async function listPrincipals(live: LiveTasks, page: Page, limits: LimitS
       status: Object.fromEntries(group.status),
       upstreams: [...group.upstreams].sort(),
       suspendedForMs: suspended[i]!,
+      thisReplica: principalActivityRow(activity, group.view.key, now),
     })),
   };
 }
@@ -127,7 +164,14 @@ export interface UpstreamView {
   /** Tools the gateway runs as tasks itself on this upstream (providedTasks), if any. */
   readonly providedTools: readonly string[];
   readonly liveTasks: number;
+  readonly thisReplica: {
+    /** What this replica learnt of the upstream's own task support; null before it learnt anything. */
+    readonly taskSupport: UpstreamTaskSupport | null;
+  };
 }
+
+/** Tools of an upstream whose learnt task support a listing shows. */
+const SUPPORT_TOOLS = 100;
 
 interface PoolStatsLike {
   readonly running?: number;
@@ -136,7 +180,7 @@ interface PoolStatsLike {
   readonly connected?: number | boolean;
 }
 
-export function listUpstreams(config: Config, pools: ReadonlyMap<string, InstancePool>, agents: ReadonlyMap<string, { readonly stats: Record<string, unknown> }>, live: LiveTasks): UpstreamView[] {
+export function listUpstreams(config: Config, pools: ReadonlyMap<string, InstancePool>, agents: ReadonlyMap<string, { readonly stats: Record<string, unknown> }>, live: LiveTasks, replica: ReplicaFacts): UpstreamView[] {
   const now = Date.now();
   const liveByUpstream = new Map<string, number>();
   for (const record of live.records) if (!isTerminalStatus(record.status)) liveByUpstream.set(record.upstream, (liveByUpstream.get(record.upstream) ?? 0) + 1);
@@ -158,6 +202,7 @@ export function listUpstreams(config: Config, pools: ReadonlyMap<string, Instanc
       }),
       providedTools: providedToolsOf(config, name),
       liveTasks: liveByUpstream.get(name) ?? 0,
+      thisReplica: { taskSupport: replica.taskSupport(name, SUPPORT_TOOLS) ?? null },
     };
   });
 }

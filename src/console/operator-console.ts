@@ -29,7 +29,7 @@ export class OperatorConsole implements ConsoleApiHost {
     this.auth = new OperatorAuthority({ logger: deps.logger, metrics: deps.metrics });
     this.scan = new LiveScan(deps.store, deps.hashHandle, (tasks) => this.samples.noteScan(tasks));
     // Kept in step with the policy on every console request and sampler tick (a reload may turn it on).
-    deps.timeline.active = deps.currentPolicy().config.console.enabled;
+    this.setActive(deps.currentPolicy().config.console.enabled);
     this.auth.prepare(deps.currentPolicy().config.console);
   }
 
@@ -40,7 +40,7 @@ export class OperatorConsole implements ConsoleApiHost {
         scope.addHook('onRequest', async (request, reply) => {
           secureHeaders(reply, request.url.startsWith('/console/assets/'));
           const { enabled } = this.deps.currentPolicy().config.console;
-          this.deps.timeline.active = enabled;
+          this.setActive(enabled);
           if (!enabled) throw new GatewayError('TG_ERR_CONSOLE_NOT_FOUND');
         });
         scope.setErrorHandler((error, request, reply) => this.answerError(error, request, reply));
@@ -67,6 +67,9 @@ export class OperatorConsole implements ConsoleApiHost {
       this.sampling ??= this.sample().finally(() => (this.sampling = undefined));
     }, SAMPLE_MS);
     this.sampler.unref();
+    // The counters' values now: the first tick's rates then cover its own interval, not all
+    // that came before it.
+    if (this.deps.currentPolicy().config.console.enabled) this.sampling = this.noteMetrics(Date.now()).finally(() => (this.sampling = undefined));
   }
 
   /** The operator behind an API request; actions also need the operator role. */
@@ -82,6 +85,12 @@ export class OperatorConsole implements ConsoleApiHost {
     clearInterval(this.sampler);
     await this.sampling;
     await this.auth.close();
+  }
+
+  /** What the console keeps of this replica's traffic (timelines, principals' activity) is kept only while it is on. */
+  private setActive(enabled: boolean): void {
+    this.deps.timeline.active = enabled;
+    this.deps.replica.principals.active = enabled;
   }
 
   private async pageStatus(request: FastifyRequest): Promise<number> {
@@ -106,17 +115,22 @@ export class OperatorConsole implements ConsoleApiHost {
   /** Poll outcomes every tick; a scan for the status plot only when no viewer made one lately. */
   private async sample(): Promise<void> {
     const policy = this.deps.currentPolicy().config.console;
-    this.deps.timeline.active = policy.enabled;
+    this.setActive(policy.enabled);
     if (!policy.enabled) return;
     // A reload may have brought a new operator issuer: its keys are fetched before they are needed.
     this.auth.prepare(policy);
     const now = Date.now();
     try {
-      await this.samples.notePolls(this.deps.metrics, now);
+      await this.noteMetrics(now);
       const last = this.scan.lastAt;
       if (last === undefined || now - last >= IDLE_SCAN_MS) await this.scan.read(policy.maxScan);
     } catch (error) {
       this.deps.logger.debug({ err: error }, 'console sample skipped');
     }
+  }
+
+  private async noteMetrics(now: number): Promise<void> {
+    await this.samples.notePolls(this.deps.metrics, now);
+    await this.samples.noteLag(this.deps.metrics, now);
   }
 }

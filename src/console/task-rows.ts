@@ -33,6 +33,12 @@ export interface TaskRow {
   readonly kind: 'backend' | 'gateway' | 'background';
   /** The protocol generation of the task: legacy (2025-11-25), modern (2026-07-28). */
   readonly era: TaskRecord['era'];
+  /**
+   * The generation its client speaks and the one its backend speaks, shown apart. Today both
+   * are the record's era: a task is served in the era it was created in, on both sides.
+   */
+  readonly clientEra: TaskRecord['era'];
+  readonly backendEra: TaskRecord['era'];
   readonly status: TaskStatus;
   readonly statusMessage?: string;
   readonly createdAt: string;
@@ -61,6 +67,8 @@ export function taskRow(record: TaskRecord, hashHandle: HandleHasher, policy: Co
     instance: record.instance,
     kind: record.kind !== 'provided' ? 'backend' : record.backgroundCall === undefined ? 'gateway' : 'background',
     era: record.era,
+    clientEra: record.era,
+    backendEra: record.era,
     status: record.status,
     ...(record.statusMessage === undefined ? {} : { statusMessage: sanitizeStatusMessage(record.statusMessage, MESSAGE_CHARS) }),
     createdAt: new Date(record.createdAt).toISOString(),

@@ -44,6 +44,11 @@ export class TtlMap<V> {
     return true;
   }
 
+  /** The keys held, oldest first; expired ones too until a read or a sweep drops them. */
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
   delete(key: string): boolean {
     return this.entries.delete(key);
   }

@@ -11,6 +11,7 @@ import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../task-mode
 import type { AuditEvent, AuditEventName, AuditLog } from './audit.js';
 import type { HandleHasher } from './handle-hash.js';
 import type { GatewayMetrics } from './metrics.js';
+import { PrincipalActivity } from './principal-activity.js';
 
 const MAX_TOOL_LABELS = 200;
 const TRACKED_PRINCIPALS = 100_000;
@@ -26,6 +27,8 @@ export class TaskObserver {
   private readonly toolLabels = new Set<string>();
   private readonly refusals: TtlMap<number>;
   private readonly abuseWarned: TtlMap<true>;
+  /** Per principal, what the operator console shows (counted only while it is on). */
+  readonly principals = new PrincipalActivity();
 
   constructor(
     private readonly metrics: GatewayMetrics,
@@ -91,13 +94,17 @@ export class TaskObserver {
     const event = tg.taskOperation ?? (method === undefined ? undefined : AUDITED_METHODS[method]);
     if (!event || !tg.taskOutcome) return;
     const handle = (tg.createdTask ?? tg.task)?.handle ?? tg.requestedHandle;
+    const owner = tg.principalKey ?? 'anonymous';
+    if (event === 'get') this.principals.poll(owner, tg.principal?.issuer);
     if (tg.taskOutcome === 'not_found' || tg.taskOutcome === 'denied') {
       this.audit.record(this.auditEvent(request, 'denied', false, tg.taskOutcome, handle, undefined));
-      this.countRefusal(request, tg.principalKey ?? 'anonymous');
+      this.principals.refused(owner, tg.principal?.issuer, tg.taskOutcome);
+      this.countRefusal(request, owner);
       return;
     }
     if (tg.taskOutcome === 'throttled') {
       this.audit.record(this.auditEvent(request, 'throttled', false, method, handle, undefined));
+      this.principals.refused(owner, tg.principal?.issuer, 'throttled');
       return;
     }
     this.audit.record(this.auditEvent(request, event, statusCode < 400, undefined, handle, tg.statusSeen));
@@ -109,7 +116,9 @@ export class TaskObserver {
    */
   subscriptionRefused(request: FastifyRequest, handle: string | undefined, reason: 'not_found' | 'denied'): void {
     this.audit.record(this.auditEvent(request, 'denied', false, reason, handle, undefined));
-    this.countRefusal(request, request.tg.principalKey ?? 'anonymous');
+    const owner = request.tg.principalKey ?? 'anonymous';
+    this.principals.refused(owner, request.tg.principal?.issuer, reason);
+    this.countRefusal(request, owner);
   }
 
   /**
@@ -149,6 +158,7 @@ export class TaskObserver {
     else this.refusals.update(owner, count);
     if (count !== threshold) return;
     this.metrics.detectorEvents.inc({ detector: 'enumeration' });
+    this.principals.alert(owner);
     this.logger.warn({ detector: 'enumeration', owner, refusals: count, windowMs: window }, 'principal probing for task handles');
   }
 
@@ -164,6 +174,7 @@ export class TaskObserver {
       ({ count, resetAt }) => {
         if (count !== threshold) return;
         this.metrics.detectorEvents.inc({ detector: 'enumeration' });
+        this.principals.alert(owner);
         this.audit.record(event);
         this.logger.warn({ detector: 'enumeration', owner, refusals: count, suspendedMs: resetAt - Date.now() }, 'principal probing for task handles; its task requests are suspended for the rest of the window');
       },

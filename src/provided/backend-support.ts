@@ -17,8 +17,18 @@ const MAX_TOOLS_PER_UPSTREAM = 10_000;
 interface Learnt {
   /** 2025: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
   readonly legacyTools: Map<string, string>;
-  /** 2026: whether the backend's server/discover declared the tasks extension. */
-  modernExtension: boolean;
+  /** 2026: whether the backend's server/discover declared the tasks extension; undefined before one was seen. */
+  modernExtension?: boolean;
+}
+
+/** What a replica learnt of one upstream's own task support, as the operator console shows it. */
+export interface LearntTaskSupport {
+  /** 2026: the tasks extension in its server/discover; undefined before this replica saw one. */
+  readonly modernExtension?: boolean;
+  /** 2025: its tools' own execution.taskSupport, by tool (the first `maxTools`, by name). */
+  readonly legacyTools: Readonly<Record<string, string>>;
+  /** Tools learnt in all (more than legacyTools holds when cut at maxTools). */
+  readonly legacyToolsLearnt: number;
 }
 
 export class BackendSupport {
@@ -39,6 +49,18 @@ export class BackendSupport {
     return policy !== undefined && (policy.tools === 'all' || policy.tools.includes(tool));
   }
 
+  /** A copy of what was learnt of `upstream` (undefined: nothing yet), for reading only. */
+  learntOf(upstream: string, maxTools: number): LearntTaskSupport | undefined {
+    const learnt = this.upstreams.get(upstream);
+    if (!learnt) return undefined;
+    const names = [...learnt.legacyTools.keys()].sort().slice(0, maxTools);
+    return {
+      ...(learnt.modernExtension === undefined ? {} : { modernExtension: learnt.modernExtension }),
+      legacyTools: Object.fromEntries(names.map((name) => [name, learnt.legacyTools.get(name)!])),
+      legacyToolsLearnt: learnt.legacyTools.size,
+    };
+  }
+
   learnLegacyTool(upstream: string, tool: string, taskSupport: unknown): void {
     const tools = this.learnt(upstream).legacyTools;
     tools.delete(tool);
@@ -53,7 +75,7 @@ export class BackendSupport {
   private learnt(upstream: string): Learnt {
     let learnt = this.upstreams.get(upstream);
     if (!learnt) {
-      learnt = { legacyTools: new Map(), modernExtension: false };
+      learnt = { legacyTools: new Map() };
       this.upstreams.set(upstream, learnt);
     }
     return learnt;

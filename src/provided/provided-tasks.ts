@@ -27,7 +27,7 @@ import type { DetachOptions, DetachOutcome, EventStreamFilter, GatewayRunTasks, 
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
-import { BackendSupport } from './backend-support.js';
+import { BackendSupport, type LearntTaskSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
 import { callTarget, callTraceOf, startCall } from './call-start.js';
 import { createLegacyTask, holdThenPromote, promoteModernCall, type CreationContext } from './creation.js';
@@ -60,6 +60,11 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
   get legacyPush(): LegacyStatusPush {
     return this.ctx.legacyPush;
+  }
+
+  /** What this replica learnt of `upstream`'s own task support (backend-support.ts), a copy for reading. */
+  taskSupportOf(upstream: string, maxTools: number): LearntTaskSupport | undefined {
+    return this.ctx.support.learntOf(upstream, maxTools);
   }
 
   /** EventStreamFilter: a 2025 session's GET stream also carries its provided tasks' status. */

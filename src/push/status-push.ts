@@ -51,6 +51,8 @@ export class StatusPush implements MethodTakeover {
   /** Open task listens per principal on this replica (tasks.push.maxSubscriptionsPerPrincipal). */
   private readonly openByOwner = new Map<string, number>();
   private readonly streams = new Set<ListenerStream>();
+  /** Open listens per task handle on this replica (read by the operator console, via gateway.ts). */
+  private readonly listenersByHandle = new Map<string, number>();
   private currentTasks: () => TaskDeps | undefined = () => undefined;
 
   constructor(deps: StatusPushDeps) {
@@ -67,6 +69,11 @@ export class StatusPush implements MethodTakeover {
   /** Listens open on this replica, and backend tasks polled for them (tests, bench). */
   get stats(): { listeners: number; polledTasks: number } {
     return { listeners: this.streams.size, polledTasks: this.poller.size };
+  }
+
+  /** Listens open on this replica that were granted `handle` (0 for any other). */
+  listenersOf(handle: string): number {
+    return this.listenersByHandle.get(handle) ?? 0;
   }
 
   /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
@@ -134,6 +141,7 @@ export class StatusPush implements MethodTakeover {
         if (started) {
           for (const record of granted) if (this.polled(deps, record) && this.poller.release(record.handle) && record.kind === 'backend') this.upstreams.unwatch(record);
           this.streams.delete(stream);
+          for (const record of granted) this.countListener(record.handle, -1);
           metrics.pushSubscriptions.dec();
         }
         leave();
@@ -173,6 +181,7 @@ export class StatusPush implements MethodTakeover {
     if (!stream.isOpen) return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
     started = true;
     this.streams.add(stream);
+    for (const record of granted) this.countListener(record.handle, 1);
     metrics.pushSubscriptions.inc();
     stream.notify(ACKNOWLEDGED, { notifications: { ...acknowledged, taskIds: granted.map((r) => r.handle) } });
     for (const note of early) relay(note);
@@ -192,6 +201,12 @@ export class StatusPush implements MethodTakeover {
   /** Whether a listened-to task is polled here: a backend task, or one whose kind can be refreshed. */
   private polled(deps: TaskDeps, record: TaskRecord): boolean {
     return record.kind === 'backend' || taskKindHandler(deps, record)?.refresh !== undefined;
+  }
+
+  private countListener(handle: string, delta: number): void {
+    const next = (this.listenersByHandle.get(handle) ?? 0) + delta;
+    if (next > 0) this.listenersByHandle.set(handle, next);
+    else this.listenersByHandle.delete(handle);
   }
 
   private leave(owner: string): void {

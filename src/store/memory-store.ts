@@ -1,5 +1,5 @@
 /** The embedded store: one process, bounded maps, nothing shared. */
-import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollActivity, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { MemoryTaskTable } from './memory-task-table.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
@@ -133,6 +133,10 @@ export class MemoryStore implements Store {
 
   async invalidatePoll(handle: string): Promise<void> {
     this.tasks.invalidatePoll(handle);
+  }
+
+  async readPollActivity(handles: readonly string[]): Promise<PollActivity[]> {
+    return handles.map((handle) => this.tasks.pollActivity(handle));
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {

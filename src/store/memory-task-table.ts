@@ -11,10 +11,10 @@
  * live task (bench memory check: 925 → 1,500 B per task at 10,000 tasks). A poll allocates
  * only its decision and its answer.
  */
-import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollActivity, PollLimits, PollOpening, TaskListPosition } from './store.js';
 import { byExpiry, nextLiveTaskCursor } from './live-task-scan.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
-import { decidePollAt, type PollState } from '../task-model/poll-rule.js';
+import { decidePollAt, type PollState, type PollVerdict } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 
@@ -110,6 +110,7 @@ export class MemoryTaskTable {
       entry = new PollEntry(next.lastForwardedAt, next.earlyCount);
       this.polls.set(handle, entry);
     }
+    entry.book(verdict, now);
     const snapshot = entry.snapshot;
     return {
       outcome: 'polled',
@@ -133,7 +134,13 @@ export class MemoryTaskTable {
   }
 
   invalidatePoll(handle: string): void {
-    this.polls.delete(handle);
+    this.polls.get(handle)?.reset();
+  }
+
+  pollActivity(handle: string): PollActivity {
+    const entry = this.polls.get(handle);
+    if (!entry || !this.records.has(handle)) return NO_POLLS;
+    return { forwarded: entry.forwarded, early: entry.early, abusive: entry.abusive, ...(entry.lastPollAt === undefined ? {} : { lastPollAt: entry.lastPollAt }) };
   }
 
   createProvided(record: TaskRecord, state: ProvidedState, maxLivePerOwner: number, now: number): CreateTaskOutcome {
@@ -152,7 +159,7 @@ export class MemoryTaskTable {
     const record = this.records.get(handle);
     const entry = this.provided.get(handle);
     if (!record || !entry || record.expiresAt <= now || entry.rev !== rev || isTerminalStatus(record.status)) return false;
-    if (patch.status !== undefined && patch.status !== record.status) this.polls.delete(handle);
+    if (patch.status !== undefined && patch.status !== record.status) this.polls.get(handle)?.reset();
     this.update(handle, patch);
     entry.state = structuredClone(state);
     entry.rev = rev + 1;
@@ -285,16 +292,39 @@ export class MemoryTaskTable {
   }
 }
 
-/** A task's poll state and last snapshot, changed in place by each poll (one object per task). */
+const NO_POLLS: PollActivity = { forwarded: 0, early: 0, abusive: 0 };
+
+/**
+ * A task's poll state, last snapshot and poll activity, changed in place by each poll (one
+ * object per task; the counts cost four numbers more per polled task).
+ */
 class PollEntry implements PollState {
   lastForwardedAt: number | undefined;
   earlyCount: number;
   snapshot: string | undefined;
+  forwarded = 0;
+  early = 0;
+  abusive = 0;
+  lastPollAt: number | undefined = undefined;
 
   constructor(lastForwardedAt: number | undefined, earlyCount: number, snapshot?: string) {
     this.lastForwardedAt = lastForwardedAt;
     this.earlyCount = earlyCount;
     this.snapshot = snapshot;
+  }
+
+  book(verdict: PollVerdict, now: number): void {
+    if (verdict === 'forward') this.forwarded++;
+    else if (verdict === 'early') this.early++;
+    else this.abusive++;
+    this.lastPollAt = now;
+  }
+
+  /** The clock and the snapshot are forgotten (the next poll is forwarded); the counts stay. */
+  reset(): void {
+    this.lastForwardedAt = undefined;
+    this.earlyCount = 0;
+    this.snapshot = undefined;
   }
 }
 

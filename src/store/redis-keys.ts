@@ -3,7 +3,8 @@
  * slot through a hash tag (`{...}`):
  *
  *   <prefix>task:{<handle>}            hash: the record, one field per property
- *   <prefix>poll:{<handle>}            hash: poll state (last forwarded, early count)
+ *   <prefix>poll:{<handle>}            hash: poll state (last forwarded, early count, snapshot
+ *                                      tag) and poll activity (counts by verdict, last poll)
  *   <prefix>snapshot:{<handle>}        string: the sealed poll snapshot
  *   <prefix>provided:{<handle>}        string: a provided task's sealed state (its revision is
  *                                      the record's `rev` field)

@@ -15,7 +15,7 @@
 import type { PollDecision } from '../task-model/poll-rule.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import { decodeTask, fixedFieldsOf, withLiveFields, type FixedFields } from './redis-task-hash.js';
-import type { PollOpening } from './store.js';
+import type { PollActivity, PollOpening } from './store.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /**
@@ -86,4 +86,18 @@ export class PollOpener {
     if (record) this.cache.set(handle, { createdAt: String(record.createdAt), fields: fixedFieldsOf(record) }, Infinity, now);
     return record;
   }
+}
+
+/** The poll hash's fields of a task's poll activity, as check_poll books them (redis-scripts.ts). */
+export const POLL_ACTIVITY_FIELDS = ['n:forward', 'n:early', 'n:abusive', 'at'] as const;
+
+/** An HMGET of POLL_ACTIVITY_FIELDS as PollActivity: absent fields (never polled, gone) are none. */
+export function pollActivityOf(values: readonly (string | null)[]): PollActivity {
+  const [forwarded, early, abusive, at] = values;
+  return {
+    forwarded: Number(forwarded ?? 0),
+    early: Number(early ?? 0),
+    abusive: Number(abusive ?? 0),
+    ...(at === null || at === undefined ? {} : { lastPollAt: Number(at) }),
+  };
 }

@@ -105,7 +105,7 @@ return reply`,
   },
   // writeProvidedTask: only at revision ARGV[1], on a task not expired at ARGV[2] and not
   // terminal (a task that ended never changes). A patch to another status (ARGV[3], '' if none)
-  // drops the poll state and snapshot. KEYS: the task's own keys (ownKeys). ARGV: rev, now,
+  // drops the poll state and snapshot (not the poll activity). KEYS: the task's own keys (ownKeys). ARGV: rev, now,
   // status, sealed state, then the update as patch_task reads it from ARGV[5]. Returns nil
   // when refused, else as taskgateUpdateTask.
   taskgateWriteProvidedTask: {
@@ -113,7 +113,7 @@ return reply`,
     body: `
 local current = redis.call('HMGET', KEYS[1], 'rev', 'expiresAt', 'status')
 if current[1] ~= ARGV[1] or tonumber(current[2]) <= tonumber(ARGV[2]) or TERMINAL[current[3]] then return false end
-if ARGV[3] ~= '' and ARGV[3] ~= current[3] then redis.call('DEL', KEYS[2], KEYS[3]) end
+if ARGV[3] ~= '' and ARGV[3] ~= current[3] then forget_poll(KEYS[2], KEYS[3]) end
 local before = patch_task(KEYS, 5)
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('SET', KEYS[4], ARGV[4], 'PX', redis.call('PTTL', KEYS[1]))

@@ -23,6 +23,7 @@ declare module 'ioredis' {
     taskgateClaimExpired(...keysAndArgs: string[]): Result<string[], Context>;
     taskgateOpenPoll(...keysAndArgs: string[]): Result<(string | number | null)[], Context>;
     taskgateRecordPoll(...keysAndArgs: string[]): Result<[string | null, string | null] | null, Context>;
+    taskgateForgetPoll(...keysAndArgs: string[]): Result<number, Context>;
     taskgateCountInWindow(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
@@ -56,6 +57,13 @@ local function write_task(record, ttl, first)
   redis.call('PEXPIRE', record, ttl)
 end
 
+-- Forgets a task's poll clock and snapshot (the next poll is forwarded), keeping its poll
+-- activity: the counts and the last poll's time.
+local function forget_poll(poll, snapshot)
+  redis.call('HDEL', poll, 'last', 'early', 'tag')
+  redis.call('DEL', snapshot)
+end
+
 local function index_expiry(expiry, expires_at, handle, ttl)
   redis.call('ZADD', expiry, expires_at, handle)
   extend(expiry, ttl)
@@ -81,7 +89,9 @@ end
 
 -- decidePoll (src/task-model/poll-rule.ts), step for step, on the poll state of one task
 -- (task: record, poll, snapshot keys). now is the caller's decimal string. State is kept only
--- while the record exists, and lives exactly as long. Returns verdict, next lastForwardedAt,
+-- while the record exists, and lives exactly as long. The same write books the poll activity
+-- (store.ts, PollActivity): a count per verdict ('n:' and the verdict) and the time of the
+-- poll ('at'). Returns verdict, next lastForwardedAt,
 -- next early count, retryAfterMs, the sealed snapshot for a poll that is not forwarded, and
 -- for a forwarded one the tag of the snapshot held (false if none), so that the write-back of
 -- an answer that has not changed can be skipped.
@@ -106,7 +116,8 @@ local function check_poll(task, now_arg, interval_arg, tolerance_arg, abuse_arg)
   end
   local ttl = redis.call('PTTL', task[1])
   if ttl > 0 then
-    redis.call('HSET', task[2], 'last', last, 'early', early)
+    redis.call('HSET', task[2], 'last', last, 'early', early, 'at', now_arg)
+    redis.call('HINCRBY', task[2], 'n:' .. verdict, 1)
     redis.call('PEXPIRE', task[2], ttl)
   end
   local snapshot, tag = false, false
@@ -275,6 +286,13 @@ if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
 return before`,
+  },
+  // invalidatePoll. KEYS: poll, snapshot.
+  taskgateForgetPoll: {
+    keys: 2,
+    body: `
+forget_poll(KEYS[1], KEYS[2])
+return 1`,
   },
   // KEYS: window counter. ARGV: ttl until the window ends.
   taskgateCountInWindow: {

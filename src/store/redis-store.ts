@@ -18,14 +18,14 @@ import { createRedisClient, logConnectionState, type RedisClient } from './redis
 import { RedisKeys, handleOfListMember, listMember, ownKeys, pxTtl, taskKeyTtl } from './redis-keys.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 import { RedisProvidedTasks } from './redis-provided.js';
-import { PollOpener } from './redis-poll-opening.js';
+import { PollOpener, pollActivityOf, POLL_ACTIVITY_FIELDS } from './redis-poll-opening.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import { decodeTask, encodeTask, patchArgs } from './redis-task-hash.js';
 import { RedisTaskEvents } from './redis-task-events.js';
 import { RedisTaskIndexes } from './redis-task-indexes.js';
 import { scanLiveTasks } from './redis-task-scan.js';
 import { SnapshotCipher } from './snapshot-cipher.js';
-import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
+import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollActivity, PollLimits, PollOpening, Store, TaskListPosition } from './store.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** How long a sweeper holds expired handles it claimed before another replica may take them. */
@@ -293,7 +293,11 @@ export class RedisStore implements Store {
 
   async invalidatePoll(handle: string): Promise<void> {
     const task = this.keys.task(handle);
-    await this.run(() => this.client.del(task.poll, task.snapshot));
+    await this.run(() => this.client.taskgateForgetPoll(task.poll, task.snapshot));
+  }
+
+  async readPollActivity(handles: readonly string[]): Promise<PollActivity[]> {
+    return this.run(() => Promise.all(handles.map(async (handle) => pollActivityOf(await this.client.hmget(this.keys.task(handle).poll, ...POLL_ACTIVITY_FIELDS)))));
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }> {

@@ -48,6 +48,24 @@ export interface LiveTaskCursor {
   readonly skip: number;
 }
 
+/**
+ * What the store booked of a task's polls (the operator console, src/console/): every tasks/get
+ * of its owner whose poll openPoll decided, by verdict, since the task was created, and when the
+ * last one came. Kept beside the poll state and written by the same step that books the poll
+ * (no round trip of its own); an invalidation (invalidatePoll, a gateway-run task's new status)
+ * resets the poll clock and the snapshot, never these counts.
+ */
+export interface PollActivity {
+  /** Polls let through: to the backend, or to a gateway-run task's state. */
+  readonly forwarded: number;
+  /** Polls before the interval: answered from the snapshot (poll.mode cached) or 429 (reject). */
+  readonly early: number;
+  /** Early polls past poll.abuseFactor: answered 429 in every mode. */
+  readonly abusive: number;
+  /** Epoch ms (the gateway's clock) of the last poll decided; absent before the first. */
+  readonly lastPollAt?: number;
+}
+
 /** One page of a scan: the live records it found, and where the next page starts (none at the end). */
 export interface LiveTaskPage {
   readonly records: TaskRecord[];
@@ -123,9 +141,16 @@ export interface Store extends ProvidedStore {
   readPollSnapshot(handle: string): Promise<{ readonly record: TaskRecord; readonly snapshot?: string } | undefined>;
   /**
    * Forgets a task's poll state and snapshot: after the client changed the task (update,
-   * cancel) the snapshot is known to be stale, so the next poll is forwarded.
+   * cancel) the snapshot is known to be stale, so the next poll is forwarded. Its poll
+   * activity (readPollActivity) stays.
    */
   invalidatePoll(handle: string): Promise<void>;
+  /**
+   * The poll activity of each of `handles`, in order, without touching the poll clock (the
+   * console's page of tasks: a bounded list, one read per handle, in parallel). A task never
+   * polled, unknown or gone reads as no polls.
+   */
+  readPollActivity(handles: readonly string[]): Promise<PollActivity[]>;
 
   /**
    * Counts one event under `key` in the fixed window of `windowMs` that contains `now`, and

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { createTask, eventually, startConsoleStack, VIEWER_TOKEN, OPERATOR_TOKEN, type ConsoleStack } from './console-harness.js';
 import type { ModernTaskClient } from './modern-client.js';
+import { listen, taskIn } from './push-listener.js';
 import { waitForModernStatus } from './task-waits.js';
 
 describe('operator console API', () => {
@@ -101,6 +102,7 @@ describe('operator console API', () => {
       assert.equal(bobs.statusMessage, 'bob is halfway');
       assert.equal(bobs.kind, 'backend');
       assert.equal(bobs.era, 'modern');
+      assert.deepEqual([bobs.clientEra, bobs.backendEra], ['modern', 'modern'], 'both the record\'s era, shown apart');
       assert.ok(bobs.ttlLeftMs > 0 && bobs.ttlLeftMs <= bobs.ttlMs);
       for (const handle of [aliceTask, bobTask]) assert.ok(!listing.text.includes(handle), 'no handle in the answer');
       for (const task of listing.json.tasks) assert.ok(!isHandleShaped(task.id));
@@ -137,6 +139,63 @@ describe('operator console API', () => {
       assert.ok(principals.json.principals.every((p: { liveTasks: number; suspendedForMs: number }) => p.liveTasks === 1 && p.suspendedForMs === 0));
     });
 
+    it('counts a task\'s polls as the store booked them, with the last poll\'s time, and the owner\'s polls per minute', async () => {
+      const id = stack.audit.find((e) => e.event === 'created' && e.handle === aliceTask)!.handleHash as string;
+      const before = (await stack.api(`/tasks/${id}`)).json.polls;
+      const started = Date.now();
+      for (let i = 0; i < 3; i++) assert.equal((await alice.raw('tasks/get', { taskId: aliceTask })).status, 200);
+      const polls = (await stack.api(`/tasks/${id}`)).json.polls;
+      const sum = (p: { forwarded: number; early: number; abusive: number }) => p.forwarded + p.early + p.abusive;
+      assert.equal(sum(polls) - sum(before), 3, 'each poll booked once, whatever its verdict');
+      assert.ok(polls.forwarded >= 1, 'the first poll of a task is forwarded');
+      const last = Date.parse(polls.lastPollAt);
+      assert.ok(last >= started && last <= Date.now(), `last poll at ${polls.lastPollAt}`);
+      const row = (await stack.api('/tasks?principal=alice')).json.tasks[0];
+      assert.deepEqual(row.polls, polls, 'the listing carries the same counts');
+      assert.equal(row.thisReplica.pushListeners, 0);
+      const key = row.principal.key as string;
+      const principal = (await stack.api('/principals')).json.principals.find((p: { key: string }) => p.key === key);
+      assert.ok(principal.thisReplica.pollsPerMinute >= 3, JSON.stringify(principal.thisReplica));
+      assert.deepEqual(principal.thisReplica.refusals, { not_found: 0, denied: 0, throttled: 0 });
+    });
+
+    it('counts the push listens open on this replica for a task, and the delivery lag they saw', async () => {
+      const gina = await stack.client('gina');
+      const handle = await createTask(gina, 'report_status', { message: 'short', seconds: 3 });
+      const id = await eventually('gina\'s task listed', async () => (await stack.api('/tasks?principal=gina')).json.tasks[0]?.id as string | undefined);
+      const listener = await listen(stack.gateways[0]!.url, `Bearer ${await stack.clientJwt('gina')}`, { taskIds: [handle] });
+      try {
+        await listener.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+        assert.equal((await stack.api(`/tasks/${id}`)).json.thisReplica.pushListeners, 1);
+        await listener.waitFor(taskIn(handle, 'completed'), 8000, 'the completion pushed');
+        await listener.ended;
+        await eventually('the listen counted out', async () => ((await stack.api(`/tasks/${id}`)).json.thisReplica.pushListeners === 0 ? true : undefined));
+      } finally {
+        listener.close();
+      }
+      // The sampler reads the lag histogram every 10 s: the delivery shows from its next tick on.
+      const sample = await eventually('a push lag sample', async () => (await stack.api('/samples')).json.pushLag.find((s: { deliveries: number }) => s.deliveries > 0), 25_000);
+      assert.ok(sample.meanMs >= 0 && sample.p95Ms >= 0, JSON.stringify(sample));
+    });
+
+    it('shows a principal that owns no task but probes for handles: its refusals and the enumeration alert', async () => {
+      const mallory = await stack.client('mallory');
+      // audit.enumeration.threshold is 20: the 20th refused lookup is the alert.
+      for (let i = 0; i < 19; i++) await mallory.raw('tasks/get', { taskId: `made-up-handle-${i}`.padEnd(32, 'x') });
+      await mallory.raw('tasks/get', { taskId: bobTask });
+      const principals = (await stack.api('/principals')).json.principals;
+      const prober = principals.find((p: { tasks: number }) => p.tasks === 0);
+      assert.ok(prober, JSON.stringify(principals));
+      assert.equal(prober.issuer, stack.jwks.issuer);
+      assert.deepEqual(prober.thisReplica.refusals, { not_found: 19, denied: 1, throttled: 0 });
+      assert.equal(prober.thisReplica.enumerationAlerts, 1);
+      assert.equal(prober.thisReplica.pollsPerMinute, 20);
+      assert.equal(prober.suspendedForMs, 0, 'audit.enumeration.action is warn here');
+      const own = (await stack.api(`/principals/${prober.key}`)).json;
+      assert.deepEqual(own.thisReplica.refusals, prober.thisReplica.refusals);
+      assert.ok(!JSON.stringify(principals).includes('mallory'), 'a principal seen only refused shows no subject');
+    });
+
     it('shows upstreams and instances, the policy hash and the plots\' samples', async () => {
       const upstreams = await stack.api('/upstreams');
       const names = upstreams.json.upstreams.map((u: { name: string }) => u.name).sort();
@@ -145,6 +204,12 @@ describe('operator console API', () => {
       assert.equal(tools.instances[0].url, new URL(stack.backend.url).origin);
       assert.equal(tools.instances[0].healthy, true);
       assert.deepEqual(upstreams.json.upstreams.find((u: { name: string }) => u.name === 'plain').providedTools, ['slow_scan']);
+      // What the gateway learns of a backend's own task support, it learns on upstreams it runs tasks for.
+      assert.equal(tools.thisReplica.taskSupport, null);
+      const carol = await stack.client('carol', { path: '/plain' });
+      assert.equal((await carol.raw('server/discover', {})).status, 200);
+      const plain = (await stack.api('/upstreams')).json.upstreams.find((u: { name: string }) => u.name === 'plain');
+      assert.deepEqual(plain.thisReplica.taskSupport, { modernExtension: false, legacyTools: {}, legacyToolsLearnt: 0 });
       const policy = await stack.api('/policy');
       assert.equal(policy.json.hash, stack.gateways[0]!.gateway.policyHash);
       const samples = await stack.api('/samples');

@@ -15,6 +15,7 @@ import { answersPing, SHARED_REDIS } from '../unit/store/redis-servers.js';
 import { chromiumMissing, launchBrowser, reportMissingBrowser, type Browser } from './browser.js';
 import { createTask, eventually, OPERATOR_TOKEN, startConsoleStack, type ConsoleStack } from './console-harness.js';
 import type { ModernTaskClient } from './modern-client.js';
+import { listen } from './push-listener.js';
 import { waitForModernStatus } from './task-waits.js';
 
 /**
@@ -123,6 +124,33 @@ if (missing) {
       assert.equal(await page.locator('#tasks-table th:has(button[data-sort="age"])').getAttribute('aria-sort'), 'none');
     });
 
+    it('shows a task\'s polls and its push listens, the principals\' poll rates, and what an upstream taught it', async () => {
+      const id = stack.audit.find((e) => e.event === 'created' && e.handle === bobTask)!.handleHash as string;
+      for (let i = 0; i < 2; i++) assert.equal((await bob.raw('tasks/get', { taskId: bobTask })).status, 200);
+      // forwarded / early / abusive: two polls, whatever their verdicts.
+      await page.waitForFunction(
+        (taskId) => (document.querySelector(`#tasks-body tr[data-id="${taskId}"] td.polls .primary`)?.textContent ?? '').split(' / ').reduce((sum, n) => sum + Number(n), 0) === 2,
+        id,
+        { timeout: SHOWN_WITHIN_MS },
+      );
+      assert.match((await page.locator(`#tasks-body tr[data-id="${id}"] td.polls .secondary`).textContent()) ?? '', /^last \d+(ms|s) ago$/);
+      const listener = await listen(stack.gateways[0]!.url, `Bearer ${await stack.clientJwt('bob')}`, { taskIds: [bobTask] });
+      try {
+        await listener.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+        await page.waitForFunction((taskId) => document.querySelector(`#tasks-body tr[data-id="${taskId}"] td.push`)?.textContent === '1', id, { timeout: SHOWN_WITHIN_MS });
+      } finally {
+        listener.close();
+      }
+      await page.click('#tab-button-principals');
+      const row = page.locator('#principals-body tr', { hasText: 'bob' });
+      await row.locator('td:nth-child(7)').filter({ hasText: /^[1-9]/ }).waitFor({ timeout: SHOWN_WITHIN_MS });
+      assert.equal(await row.locator('td:nth-child(8)').textContent(), '0 / 0 / 0');
+      await page.click('#tab-button-upstreams');
+      await page.locator('#upstreams-body tr', { hasText: 'tools' }).locator('td:nth-child(9)', { hasText: 'nothing yet' }).waitFor({ timeout: SHOWN_WITHIN_MS });
+      await page.click('#tab-button-tasks');
+      assert.equal(await page.locator('#plot-lag').count(), 1, 'the push lag plot is on the page');
+    });
+
     it('never holds a handle, a result or an input', async () => {
       await page.click(`#tasks-body tr[data-id] button.link >> nth=0`);
       await page.waitForSelector('#task-timeline li');
@@ -211,6 +239,13 @@ if (missing) {
       await waitForRows(page, 1);
       assert.match((await page.locator('#tasks-body tr[data-id]').textContent()) ?? '', /dave/);
       assert.equal(await rowCount(page), 1);
+      // Polls through the other replica, counted in the store: this replica's console shows them.
+      for (let i = 0; i < 3; i++) assert.equal((await dave.raw('tasks/get', { taskId: handle })).status, 200);
+      await page.waitForFunction(
+        () => (document.querySelector('#tasks-body tr[data-id] td.polls .primary')?.textContent ?? '').split(' / ').reduce((sum, n) => sum + Number(n), 0) === 3,
+        undefined,
+        { timeout: SHOWN_WITHIN_MS },
+      );
       await page.click('#tasks-body tr[data-id] button.danger');
       await page.fill('#action-reason', 'cross-replica check');
       await page.click('#action-confirm');

@@ -9,6 +9,7 @@ const REFRESH_MS = 2000;
 const PLOT_EVERY = 5;
 const STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 const POLL_OUTCOMES = ['forwarded', 'cached', 'rejected'];
+const LAG_SERIES = ['mean', 'p95'];
 
 class ConsoleApp {
   constructor() {
@@ -139,6 +140,9 @@ class ConsoleApp {
     const samples = await call('/samples');
     drawLines(document.getElementById('plot-status'), document.getElementById('plot-status-legend'), samples.statuses.map((s) => ({ at: s.at, values: s.counts })), STATUSES);
     drawLines(document.getElementById('plot-polls'), document.getElementById('plot-polls-legend'), samples.polls.map((s) => ({ at: s.at, values: s.perMinute })), POLL_OUTCOMES);
+    // Intervals without a delivery have no lag: they are left out rather than drawn as 0.
+    const lag = samples.pushLag.filter((s) => s.deliveries > 0).map((s) => ({ at: s.at, values: { mean: s.meanMs, p95: s.p95Ms } }));
+    drawLines(document.getElementById('plot-lag'), document.getElementById('plot-lag-legend'), lag, LAG_SERIES);
   }
 }
 

@@ -15,12 +15,16 @@ export class PrincipalsView {
       el(
         'tr',
         {},
-        el('td', {}, p.subject ?? el('span', { class: 'muted' }, 'redacted')),
+        // A principal listed for its refusals alone has no task record to name its subject.
+        el('td', {}, p.subject ?? el('span', { class: 'muted' }, p.tasks === 0 ? 'no task: subject not kept' : 'redacted')),
         el('td', {}, p.issuer ?? '—'),
         el('td', {}, el('code', {}, p.key)),
         el('td', {}, String(p.liveTasks)),
         el('td', {}, String(p.tasks)),
-        el('td', {}, p.upstreams.join(', ')),
+        el('td', {}, p.upstreams.join(', ') || '—'),
+        el('td', {}, String(p.thisReplica.pollsPerMinute)),
+        el('td', { title: 'not_found / denied / throttled' }, `${p.thisReplica.refusals.not_found} / ${p.thisReplica.refusals.denied} / ${p.thisReplica.refusals.throttled}`),
+        el('td', {}, p.thisReplica.enumerationAlerts > 0 ? el('span', { class: 'alert' }, String(p.thisReplica.enumerationAlerts)) : '0'),
         el('td', {}, p.suspendedForMs > 0 ? `for ${duration(p.suspendedForMs)}` : 'no'),
         el(
           'td',
@@ -33,7 +37,7 @@ export class PrincipalsView {
         ),
       ),
     );
-    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 8 }, 'No principal holds a live task.')));
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 11 }, 'No principal holds a live task or was refused lately.')));
     const body = document.getElementById('principals-body');
     const focused = document.activeElement?.dataset?.focusKey;
     fill(body, rows);
@@ -79,11 +83,25 @@ export class UpstreamsView {
           el('td', {}, String(instance.connected)),
           el('td', {}, i === 0 ? String(upstream.liveTasks) : ''),
           el('td', {}, i === 0 ? upstream.providedTools.join(', ') || '—' : ''),
+          el('td', { class: 'message' }, i === 0 ? supportLabel(upstream.thisReplica.taskSupport) : ''),
         ),
       ),
     );
     fill(document.getElementById('upstreams-body'), rows);
   }
+}
+
+/** What this replica learnt of an upstream's own task support, in a line. */
+function supportLabel(support) {
+  if (!support) return 'nothing yet';
+  const parts = [];
+  if (support.modernExtension !== undefined) parts.push(`2026: ${support.modernExtension ? 'tasks extension' : 'no tasks extension'}`);
+  const tools = Object.entries(support.legacyTools);
+  if (support.legacyToolsLearnt > 0) {
+    const own = tools.filter(([, taskSupport]) => taskSupport !== 'forbidden').map(([tool, taskSupport]) => `${tool} (${taskSupport})`);
+    parts.push(`2025: ${support.legacyToolsLearnt} tools, ${own.length > 0 ? `own tasks: ${own.join(', ')}` : 'none with tasks of its own'}${tools.length < support.legacyToolsLearnt ? ' (first shown)' : ''}`);
+  }
+  return parts.join('; ') || 'nothing yet';
 }
 
 export class PolicyView {

@@ -106,15 +106,17 @@ export class TasksView {
         el('td', {}, task.upstream),
         el('td', { title: task.instance }, hostOf(task.instance)),
         el('td', {}, kindLabel(task.kind)),
-        el('td', {}, task.era),
+        el('td', {}, eraLabel(task)),
         el('td', {}, statusBadge(task.status)),
         el('td', { class: 'message' }, task.statusMessage ?? ''),
         el('td', {}, duration(task.ageMs)),
         el('td', {}, duration(task.ttlLeftMs)),
+        el('td', { class: 'polls' }, pollsCell(task.polls, listing.generatedAt)),
+        el('td', { class: 'push' }, String(task.thisReplica.pushListeners)),
         el('td', {}, acting && !ended(task.status) ? el('button', { type: 'button', class: 'danger', dataset: { focusKey: `cancel:${task.id}` }, 'aria-label': `Cancel task ${task.id}`, onclick: () => this.cancel(task.id) }, 'Cancel') : ''),
       ),
     );
-    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 12 }, 'No live task matches.')));
+    if (rows.length === 0) rows.push(el('tr', {}, el('td', { class: 'empty', colspan: 14 }, 'No live task matches.')));
     fill(body, rows);
     if (focused) body.querySelector(`[data-focus-key="${CSS.escape(focused)}"]`)?.focus();
     const first = listing.total === 0 ? 0 : listing.offset + 1;
@@ -154,9 +156,11 @@ export class TasksView {
     document.getElementById('task-detail-title').textContent = `Task ${task.id}`;
     const fields = [
       ['Principal', principalLabel(task.principal)], ['Principal key', task.principal.key], ['Tool', task.tool], ['Upstream', task.upstream],
-      ['Instance', task.instance], ['Kind', kindLabel(task.kind)], ['Era', task.era], ['Status', statusBadge(task.status)],
+      ['Instance', task.instance], ['Kind', kindLabel(task.kind)], ['Client era', task.clientEra], ['Backend era', task.backendEra], ['Status', statusBadge(task.status)],
       ['Status message', task.statusMessage ?? '—'], ['Created', task.createdAt], ['Last updated', task.lastUpdatedAt], ['Age', duration(task.ageMs)],
       ['TTL', duration(task.ttlMs)], ['TTL left', duration(task.ttlLeftMs)], ['Poll interval', duration(task.pollIntervalMs)], ['Read once', task.readOnce ? 'yes' : 'no'],
+      ['Polls', `${task.polls.forwarded} forwarded, ${task.polls.early} early, ${task.polls.abusive} abusive`], ['Last poll', task.polls.lastPollAt ?? 'never'],
+      ['Push listens', `${task.thisReplica.pushListeners} (this replica)`],
     ];
     fill(document.getElementById('task-fields'), fields.flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, value)]));
     document.getElementById('task-cancel').hidden = this.app.role !== 'operator' || ended(task.status);
@@ -211,6 +215,19 @@ function hostOf(issuer) {
   } catch {
     return issuer;
   }
+}
+
+/** One era when client and backend speak the same (today, always), else both. */
+function eraLabel(task) {
+  return task.clientEra === task.backendEra ? task.clientEra : `${task.clientEra} → ${task.backendEra}`;
+}
+
+/** forwarded / early / abusive, and how long ago the last poll was (by the listing's clock). */
+function pollsCell(polls, generatedAt) {
+  const counts = el('span', { class: 'primary', title: 'forwarded / early / abusive' }, `${polls.forwarded} / ${polls.early} / ${polls.abusive}`);
+  if (!polls.lastPollAt) return [counts, el('span', { class: 'secondary' }, 'never polled')];
+  const ago = Math.max(0, Date.parse(generatedAt) - Date.parse(polls.lastPollAt));
+  return [counts, el('span', { class: 'secondary' }, `last ${duration(ago)} ago`)];
 }
 
 function kindLabel(kind) {

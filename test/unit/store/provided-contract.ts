@@ -148,6 +148,7 @@ export function defineProvidedContract(name: string, factory: StoreFactory): voi
       assert.equal(next.verdict, 'forward', 'the poll state went with the snapshot');
       assert.equal(next.snapshotTag, undefined, 'no snapshot is held');
       assert.equal((await pollAsOwner(store!, record, now + 30, limits)).snapshot, undefined);
+      assert.deepEqual(await store!.readPollActivity([record.handle]), [{ forwarded: 2, early: 2, abusive: 0, lastPollAt: now + 30 }], 'the poll activity stays');
     });
 
     it('frees the owner\'s live slot when a write ends the task, and keeps it listed', async () => {

@@ -232,4 +232,31 @@ export function definePollContract(store: () => Store): void {
     assert.equal(early.snapshot, undefined);
     assert.equal((await store().getTask(record.handle))?.status, 'working');
   });
+
+  it('books each poll\'s verdict and time with the poll, keeps them past an invalidation, and never for a foreign lookup', async () => {
+    const record = taskRecord({ pollIntervalMs: 10_000 });
+    const other = taskRecord({ pollIntervalMs: 10_000 });
+    await store().createTask(record, 10);
+    await store().createTask(other, 10);
+    assert.deepEqual(await store().readPollActivity([record.handle]), [{ forwarded: 0, early: 0, abusive: 0 }], 'never polled');
+    const limits = { toleranceMs: 0, abuseFactor: 1 };
+    const now = Date.now();
+    await pollAsOwner(store(), record, now, limits);
+    await store().recordPoll(record, pollPatch(record), '{"status":"working"}');
+    await pollAsOwner(store(), record, now + 100, limits);
+    assert.equal((await pollAsOwner(store(), record, now + 200, limits)).verdict, 'abusive');
+    assert.deepEqual(await store().openPoll(record.handle, { ...scopeOf(record), owner: 'owner-b' }, now + 300, limits), { outcome: 'denied' });
+    assert.deepEqual(await store().readPollActivity([record.handle]), [{ forwarded: 1, early: 1, abusive: 1, lastPollAt: now + 200 }], 'a foreign lookup books nothing');
+    await store().invalidatePoll(record.handle);
+    assert.equal((await pollAsOwner(store(), record, now + 400, limits)).verdict, 'forward', 'the clock was reset');
+    const unknown = taskRecord();
+    assert.deepEqual(await store().readPollActivity([record.handle, unknown.handle, other.handle]), [
+      { forwarded: 2, early: 1, abusive: 1, lastPollAt: now + 400 },
+      { forwarded: 0, early: 0, abusive: 0 },
+      { forwarded: 0, early: 0, abusive: 0 },
+    ], 'in order; the counts outlive the invalidation; an unknown task has none');
+    assert.deepEqual(await store().readPollActivity([]), []);
+    await store().deleteTask(record.handle);
+    assert.deepEqual(await store().readPollActivity([record.handle]), [{ forwarded: 0, early: 0, abusive: 0 }], 'gone with the task');
+  });
 }
