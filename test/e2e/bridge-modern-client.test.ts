@@ -236,3 +236,33 @@ describe('bridge: the backend loses the 2025 session', () => {
     assert.equal(outcome.status, 'completed');
   });
 });
+
+describe('bridge: a 2026 client\'s polls of a 2025 backend\'s task are governed', () => {
+  let backend: ExampleServer;
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  before(async () => {
+    backend = await startExampleServer({ name: 'legacy-polls' });
+    // A floor no test run outlasts: the second poll is early however slow the machine.
+    stack = await startBridgeGateway([backend.url], { tasks: { poll: { floor: '60s' } } });
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('answers an early tasks/get from the snapshot, never the backend', async () => {
+    const created = await alice.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 5 } });
+    const taskId = String(created.response?.result?.taskId);
+    assert.equal(created.response?.result?.pollIntervalMs, 60_000, 'the floor is the interval told');
+    const polls = () => backend.stats.requests.filter((r) => r.rpcMethod === 'tasks/get').length;
+    const first = await alice.raw('tasks/get', { taskId });
+    assert.equal(first.response?.result?.status, 'working');
+    const before = polls();
+    const early = await alice.raw('tasks/get', { taskId });
+    assert.deepEqual(early.response?.result, first.response?.result, 'the same answer, from the snapshot');
+    assert.equal(polls(), before, 'the early poll stayed at the gateway');
+  });
+});
