@@ -83,6 +83,12 @@ describe('bridge: 2026-07-28 client, backend with 2025-11-25 tasks only', () => 
     assert.ok(call?.sessionId, 'sent in a 2025 session');
     assert.equal(typeof (call.body as { params: { task: { ttl: number } } }).params.task.ttl, 'number', 'as a 2025 task request');
     assert.ok(backend.stats.requests.some((r) => r.rpcMethod === 'tasks/get' && r.sessionId === call.sessionId), 'polled in the session that holds it');
+    // The backend's own id and its session never reach the client, in any answer it got.
+    const backendIds = new Set(backend.stats.requests.filter((r) => r.rpcMethod === 'tasks/get').map((r) => String((r.body as { params: { taskId: string } }).params.taskId)));
+    assert.ok(backendIds.size > 0);
+    const seen = JSON.stringify(alice.exchanges.map((e) => e.messages));
+    for (const id of backendIds) assert.ok(!seen.includes(id), `the backend id ${id} reached the client`);
+    assert.ok(!seen.includes(call.sessionId!), 'the backend session reached the client');
   });
 
   it('carries input: the 2025 question becomes inputRequests, tasks/update answers it', async () => {
