@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
@@ -270,5 +271,33 @@ describe('bridge: a 2026 client\'s polls of a 2025 backend\'s task are governed'
     const early = await alice.raw('tasks/get', { taskId });
     assert.deepEqual(early.response?.result, first.response?.result, 'the same answer, from the snapshot');
     assert.equal(polls(), before, 'the early poll stayed at the gateway');
+  });
+});
+
+describe('bridge: requests it leaves alone are balanced as without it', () => {
+  let backends: ModernTaskServer[];
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  before(async () => {
+    backends = [await startModernTaskServer({ name: 'm-0' }), await startModernTaskServer({ name: 'm-1' })];
+    stack = await startBridgeGateway(backends.map((b) => b.url), {});
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await Promise.all(backends.map((b) => b.close()));
+  });
+
+  it('round-robins a 2026 client\'s tools/list over two 2026 instances', async () => {
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 4; i++) {
+      const exchange = await alice.raw('tools/list', {});
+      assert.equal(exchange.status, 200);
+      ids.add(exchange.request.body.id);
+    }
+    // Only these four: the client library may list tools of its own accord meanwhile.
+    const mine = (b: ModernTaskServer) => b.stats.requests.filter((r) => r.rpcMethod === 'tools/list' && ids.has((r.body as { id?: unknown }).id)).length;
+    assert.deepEqual(backends.map(mine), [2, 2]);
   });
 });
