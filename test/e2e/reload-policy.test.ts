@@ -205,6 +205,8 @@ function yamlOf(stack: Stack, extra: { extraRoute?: string; colour?: string; cre
     '  tools:',
     `    instances: [${instances}]`,
     '    cooldown: 30s',
+    // As testPolicy's: the bridge's probes stay out of what these tests count (harness.ts).
+    '    bridge: off',
     ...(extra.credentials ? [extra.credentials.trimEnd()] : []),
     'routes:',
     '  - { path: /mcp, upstream: tools, upstreamPath: /mcp }',
