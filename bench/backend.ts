@@ -12,6 +12,9 @@
  *
  * `tools/list` lists these five, none with an outputSchema.
  *
+ * Under the path `/bridged` its `server/discover` declares the 2026-07-28 tasks extension (and
+ * its `initialize`, as everywhere, no 2025 tasks), so a taskgate route there bridges 2025 clients.
+ *
  * GET /stats returns request counters (and `held:slow`, the calls held now): the harness uses
  * them to check that polls it calls "forwarded" reached the backend and that cached ones did
  * not. POST /release[?group=g] answers the held `slow` calls (of one group) at once.
@@ -195,6 +198,13 @@ function answer(req: IncomingMessage, res: ServerResponse, raw: string): void {
     return;
   }
   const modern = req.headers['mcp-protocol-version'] === MODERN;
+  // Under /bridged the backend says it serves 2026-07-28 tasks and no 2025 ones (its initialize
+  // declares none anywhere): what the gateway bridges a 2025 client to (docs/bridging.md).
+  if (rpc.method === 'server/discover' && req.url?.startsWith('/bridged')) {
+    count('server/discover');
+    sendJson(res, rpc.id, { resultType: 'complete', supportedVersions: [MODERN], capabilities: { tools: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } }, ttlMs: 0, cacheScope: 'public' });
+    return;
+  }
   switch (rpc.method) {
     case 'tools/call':
       answerToolCall(res, rpc, modern);

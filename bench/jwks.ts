@@ -10,8 +10,8 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 export interface BenchIssuer {
   readonly issuer: string;
   readonly jwksUri: string;
-  /** A token for `subject`, valid for an hour, for the audience of the gateway's /mcp route. */
-  mint(subject: string): Promise<string>;
+  /** A token for `subject`, valid for an hour, for the audience of the gateway's route at `path` (/mcp). */
+  mint(subject: string, path?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -32,8 +32,8 @@ export async function startIssuer(): Promise<BenchIssuer> {
   return {
     issuer,
     jwksUri: `http://127.0.0.1:${port}/jwks.json`,
-    mint: (subject) =>
-      new SignJWT({ sub: subject, aud: AUDIENCE, scope: 'mcp' })
+    mint: (subject, path = '/mcp') =>
+      new SignJWT({ sub: subject, aud: path === '/mcp' ? AUDIENCE : `http://127.0.0.1${path}`, scope: 'mcp' })
         .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
         .setIssuer(issuer)
         .setIssuedAt()

@@ -32,7 +32,7 @@ import { pushText, renderPushMarkdown, type PushReport } from './push-figures.js
 import { ensureDebianTool, hasCommand } from './nginx.js';
 import { printSummary, writeOutputs, type BenchReport } from './output.js';
 import { evaluateGoals, summarize } from './report.js';
-import { checkRequests, prepareRequests, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios.js';
+import { checkRequests, prepareRequests, scenarioUrl, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios.js';
 import { checkSse } from './sse-check.js';
 import {
   buildGateway, directTarget, gitRevision, isSkipped, startFastifyTarget, startNginxTarget, startRedisTaskgate, startTaskgate,
@@ -220,9 +220,12 @@ async function main(): Promise<void> {
       const role = SCENARIOS[scenario].provided?.role;
       const target = role ? variants.get(variantKey(main.name, role)) : main;
       if (!target) continue;
-      const specs = await prepareRequests(scenario, target, tokens);
+      const path = SCENARIOS[scenario].path;
+      // A route of its own has its own audience (docs/security.md): the same principals, minted for it.
+      const scenarioTokens = path === undefined ? tokens : await Promise.all(tokens.slice(0, 16).map((_, i) => issuer.mint(`bench-user-${i}`, path)));
+      const specs = await prepareRequests(scenario, target, scenarioTokens);
       await checkRequests(target, scenario, specs);
-      cells.push({ target, scenario, run: planLoad(load.tool, target.url, specs) });
+      cells.push({ target, scenario, run: planLoad(load.tool, scenarioUrl(target, scenario), specs) });
     }
   }
 

@@ -4,12 +4,12 @@
  * handles, which it minted for tasks created through it before the run.
  */
 import { randomBytes } from 'node:crypto';
-import { PROVIDED_TOOL, STATUS_TOOL, type Target } from './targets.js';
+import { BRIDGED_PATH, PROVIDED_TOOL, STATUS_TOOL, type Target } from './targets.js';
 
 export const SCENARIO_NAMES = [
   'tools-json', 'tools-sse', 'tasks-get-2026', 'tasks-get-2025', 'tasks-get-cached', 'task-create', 'task-create-2025',
   'provided-create-2025', 'provided-create-2026', 'provided-get-2026', 'provided-get-cached',
-  'background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025',
+  'background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025', 'tasks-get-bridged',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -38,6 +38,8 @@ export interface Scenario {
   /** Meaningful only where there is a task cache (taskgate). */
   readonly taskgateOnly: boolean;
   readonly provided?: ProvidedScenario;
+  /** The taskgate route it runs on, when not /mcp (its tokens are minted for that route). */
+  readonly path?: string;
 }
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
@@ -104,7 +106,21 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
     taskgateOnly: true,
     provided: { role: 'background', expect: 'ended', settles: false },
   },
+  'tasks-get-bridged': {
+    name: 'tasks-get-bridged',
+    short: 'tasks/get bridged, 2025 → 2026',
+    title: 'tasks/get forwarded of a 2025-11-25 client, bridged to a backend with 2026-07-28 tasks only (docs/bridging.md)',
+    backendCounter: 'tasks/get',
+    taskgateOnly: true,
+    path: BRIDGED_PATH,
+  },
 };
+
+/** Where a scenario's requests go on `target`: its own route, else the target's /mcp. */
+export function scenarioUrl(target: Target, scenario: ScenarioName): string {
+  const path = SCENARIOS[scenario].path;
+  return path === undefined ? target.url : target.url.replace(/\/mcp$/, path);
+}
 
 export interface RequestSpec {
   headers: Record<string, string>;
@@ -182,9 +198,9 @@ export async function send(url: string, spec: RequestSpec): Promise<{ status: nu
   return { status: res.status, message };
 }
 
-async function createTask(target: Target, era: Era, token: string, poll: 'fast' | 'slow' | 'provided'): Promise<string> {
+async function createTask(target: Target, era: Era, token: string, poll: 'fast' | 'slow' | 'provided', url = target.url): Promise<string> {
   const spec = poll === 'provided' ? providedCall(era, token, { ms: RUN_HOLD_MS, group: 'run' }) : toolCall(era, token, 'create-task', { poll });
-  const { status, message } = await send(target.url, spec);
+  const { status, message } = await send(url, spec);
   const result = message?.result as { taskId?: string; task?: { taskId?: string } } | undefined;
   const handle = era === '2026-07-28' ? result?.taskId : result?.task?.taskId;
   if (status !== 200 || typeof handle !== 'string') throw new Error(`${target.name}: task creation failed (${status} ${JSON.stringify(message)})`);
@@ -219,15 +235,15 @@ export async function prepareRequests(scenario: ScenarioName, target: Target, to
     case 'background-status-ended-2025':
       return prepareStatusCalls(target, tokens, scenario === 'background-status-running-2025');
     default: {
-      const era: Era = scenario === 'tasks-get-2025' ? '2025-11-25' : '2026-07-28';
+      const era: Era = scenario === 'tasks-get-2025' || scenario === 'tasks-get-bridged' ? '2025-11-25' : '2026-07-28';
       const poll = scenario === 'tasks-get-cached' ? 'slow' : SCENARIOS[scenario].provided ? 'provided' : 'fast';
       const cached = scenario === 'tasks-get-cached' || scenario === 'provided-get-cached';
       for (const token of tokens.slice(0, POLLERS)) {
         for (let i = 0; i < TASKS_PER_POLLER; i++) {
-          const handle = target.isTaskgate ? await createTask(target, era, token, poll) : randomBytes(24).toString('base64url');
+          const handle = target.isTaskgate ? await createTask(target, era, token, poll, scenarioUrl(target, scenario)) : randomBytes(24).toString('base64url');
           const spec = tasksGet(era, token, handle);
           // The first poll of a task is always forwarded; it leaves the snapshot early polls get.
-          if (cached) await send(target.url, spec);
+          if (cached) await send(scenarioUrl(target, scenario), spec);
           specs.push(spec);
         }
       }
@@ -303,7 +319,7 @@ function answersAsExpected(scenario: ScenarioName, result: Record<string, unknow
 
 /** Fails loudly when a target does not answer a scenario with a JSON-RPC result of the kind it measures. */
 export async function checkRequests(target: Target, scenario: ScenarioName, specs: RequestSpec[]): Promise<void> {
-  const { status, message } = await send(target.url, specs[0]!);
+  const { status, message } = await send(scenarioUrl(target, scenario), specs[0]!);
   const result = message?.result as Record<string, unknown> | undefined;
   const wanted = answersAsExpected(scenario, result);
   if (status !== 200 || !result || !wanted) {

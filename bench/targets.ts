@@ -63,6 +63,9 @@ export interface TaskgatePolicyOptions {
   provided?: ProvidedPolicyOptions;
 }
 
+/** The taskgate route (and backend path) whose backend serves 2026-07-28 tasks only. */
+export const BRIDGED_PATH = '/bridged';
+
 /** The tool the provided-task policy names: the bench backend's plain `slow` tool. */
 export const PROVIDED_TOOL = 'slow';
 
@@ -100,8 +103,13 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
     admin: { host: '127.0.0.1', port: 0 },
     publicUrl: 'http://127.0.0.1',
     auth: { mode: 'jwt', issuers: [{ issuer: options.issuer.issuer, jwksUri: options.issuer.jwksUri }] },
-    upstreams: { bench: provided ? providedUpstream(options.backendUrl, provided) : { instances: [options.backendUrl] } },
-    routes: [{ path: '/mcp', upstream: 'bench' }],
+    // The main route's backend is probed as serving no tasks (bridge off keeps the probes out of
+    // its counters); /bridged serves 2026 tasks only, so its 2025 clients are bridged (bench/backend.ts).
+    upstreams: {
+      bench: provided ? providedUpstream(options.backendUrl, provided) : { instances: [options.backendUrl], bridge: 'off' },
+      ...(provided ? {} : { bridged: { instances: [options.backendUrl] } }),
+    },
+    routes: [{ path: '/mcp', upstream: 'bench' }, ...(provided ? [] : [{ path: BRIDGED_PATH, upstream: 'bridged' }])],
     tasks: {
       maxLivePerPrincipal: 10_000_000,
       maxRecords: 10_000_000,
@@ -128,6 +136,7 @@ export function taskgatePolicy(options: TaskgatePolicyOptions): string {
 function providedUpstream(backendUrl: string, provided: ProvidedPolicyOptions): Record<string, unknown> {
   return {
     instances: [backendUrl],
+    bridge: 'off',
     connections: provided.connections,
     ...(provided.detachAfter === undefined
       ? { providedTasks: { tools: [PROVIDED_TOOL], promoteAfter: '1ms', timeout: '1h' } }

@@ -11,6 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import { registerResourceMetadataRoutes } from './auth/resource-metadata.js';
 import { BackgroundCalls } from './background/background-calls.js';
+import { Bridge } from './bridge/bridge.js';
+import type { ProbeTarget } from './bridge/generation-probe.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
 import { createListener } from './listener/listener.js';
@@ -52,6 +54,8 @@ export interface Gateway {
   readonly logger: Logger;
   /** The tasks this replica runs itself (src/provided/). */
   readonly provided: ProvidedTasks;
+  /** Bridging of the task generations (src/bridge/): what each backend instance serves. */
+  readonly bridge: Bridge;
   /** The policy in force now. */
   readonly policy: PolicySnapshot;
   /** SHA-256 of the policy in force (of its file, or of its JSON when built in code). */
@@ -69,14 +73,21 @@ export interface Gateway {
 const EXPIRY_SWEEP_MS = 1000;
 
 export async function buildGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
-  const { shared, audit, hashHandle, timeline } = buildSharedParts(config, deps);
+  const { shared, audit, hashHandle, timeline, bridge } = buildSharedParts(config, deps);
   const policy = await PolicySnapshot.build(config, shared);
   if (!policy.auth) {
     shared.logger.warn('auth.mode is none: requests are not authenticated, and every client reaches the upstreams anonymously');
   }
   const reloader = new PolicyReloader(policy, deps.policyHash ?? hashOfConfig(config), shared);
   const currentPolicy = () => reloader.current();
+  let listening = false;
+  // What each instance serves is asked again under every policy applied (src/bridge/).
+  const probeAfter = (result: ReloadResult | undefined): ReloadResult | undefined => {
+    if (listening && result?.outcome === 'applied') bridge.probe(probeTargetsOf(currentPolicy()));
+    return result;
+  };
   shared.push.usePolicy(() => currentPolicy().tasks);
+  bridge.usePolicy(() => currentPolicy().tasks);
 
   const app = createListener(config, shared.logger);
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
@@ -132,18 +143,21 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     store: shared.store,
     logger: shared.logger,
     provided: shared.provided,
+    bridge,
     get policy() {
       return currentPolicy();
     },
     get policyHash() {
       return reloader.hash;
     },
-    reload: (next) => reloader.reload(next),
-    reloadFile: (path, options) => reloader.reloadFile(path, options),
+    reload: (next) => reloader.reload(next).then((result) => probeAfter(result)!),
+    reloadFile: (path, options) => reloader.reloadFile(path, options).then(probeAfter),
     async listen() {
       const url = await app.listen({ host: config.listen.host, port: config.listen.port });
       const adminUrl = await admin.listen({ host: config.admin.host, port: config.admin.port });
       sweeper.start(EXPIRY_SWEEP_MS);
+      listening = true;
+      bridge.probe(probeTargetsOf(currentPolicy()));
       shared.logger.info({ url, adminUrl, routes: config.routes.map((r) => r.path) }, 'taskgate listening');
       // Written now rather than with the next batch: operators and supervisors wait for it.
       shared.logger.flush();
@@ -151,6 +165,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
     },
     async close() {
       draining = true;
+      bridge.close();
       // Listener streams never end by themselves: ended first, so the drain does not wait for them.
       shared.push.close();
       const { drainTimeout } = currentPolicy().config.limits;
@@ -178,7 +193,7 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
 }
 
 /** The parts that outlive any one policy: metrics, logs, the store, the audit trail. */
-function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; timeline: AuditTimeline } {
+function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedParts; audit: AuditLog; hashHandle: (handle: string) => string; timeline: AuditTimeline; bridge: Bridge } {
   const metrics = deps.metrics ?? createMetrics();
   const logger = deps.logger ?? createLogger(config.logging, () => metrics.logLinesDropped.inc({ log: 'general' }));
   if (!deps.store && config.store.type === 'memory') {
@@ -196,14 +211,40 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
   const push = new StatusPush({ store, logger, observer, metrics });
   // Capabilities at the tasks stage's extension points (src/tasks/extension-points.ts).
   const background = new BackgroundCalls({ runner: provided, metrics, logger });
+  const bridge = new Bridge({ logger, metrics });
   // The capabilities, registered at the tasks stage's extension points: background calls are
-  // asked before gateway-run tasks, so a call they detach never becomes a task of its own.
+  // asked before gateway-run tasks, so a call they detach never becomes a task of its own; the
+  // bridge before gateway-run tasks too, so a backend task of the other generation stays the
+  // backend's (run once).
   const extensions: TaskExtensions = {
-    toolCallInterceptors: [background, provided],
-    resultFilters: [provided, background],
-    methodTakeovers: [push],
-    taskKinds: [provided],
+    toolCallInterceptors: [background, bridge, provided],
+    resultFilters: [provided, background, bridge],
+    methodTakeovers: [...bridge.methodTakeovers, push, ...bridge.lastMethodTakeovers],
+    taskKinds: [provided, bridge],
     eventStreamFilters: [provided],
+    clientResponses: [bridge],
   };
-  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, timeline };
+  return { shared: { logger, metrics, store, observer, resultWaits: new Map(), provided, push, extensions, hashHandle }, audit, hashHandle, timeline, bridge };
+}
+
+/**
+ * Every instance of every routed upstream whose policy bridges, with the route's path and the
+ * gateway's own credentials (a static bearer; a probe speaks for no principal, so identity
+ * headers and token exchange send none).
+ */
+function probeTargetsOf(policy: PolicySnapshot): ProbeTarget[] {
+  const targets = new Map<string, ProbeTarget>();
+  for (const route of policy.config.routes) {
+    const upstream = policy.config.upstreams[route.upstream];
+    const dispatcher = policy.agents.get(route.upstream);
+    // A backend that authenticates each caller by an exchanged token can tell the gateway
+    // nothing for no one: such an upstream is not probed (docs/bridging.md).
+    if (!upstream || !dispatcher || upstream.bridge === 'off' || upstream.credentials.type === 'token-exchange') continue;
+    const headers: Record<string, string> = upstream.credentials.type === 'bearer' ? { authorization: `Bearer ${upstream.credentials.token}` } : {};
+    for (const origin of upstream.instances) {
+      const key = `${route.upstream} ${origin}`;
+      if (!targets.has(key)) targets.set(key, { upstream: route.upstream, origin, path: route.upstreamPath, dispatcher, headers });
+    }
+  }
+  return [...targets.values()];
 }

@@ -39,6 +39,12 @@ export interface ModernTaskServerOptions {
    * taskIds, as most servers do, and the client polls.
    */
   pushTasks?: boolean;
+  /**
+   * 'reject' (default): 2026-07-28 only. 'stateless': 2025 clients are served too, statelessly,
+   * as the SDK does by default, with no 2025 tasks (the 2.x SDKs dropped them): a dual-era
+   * server whose only tasks are the 2026 extension's.
+   */
+  legacy?: 'reject' | 'stateless';
 }
 
 export interface RecordedRequest {
@@ -99,7 +105,7 @@ export async function startModernTaskServer(opts: ModernTaskServerOptions = {}):
       if (withTasks) registerTaskHandlers(server, registry);
       return server;
     },
-    { legacy: 'reject' },
+    { legacy: opts.legacy ?? 'reject' },
   );
 
   const requests: RecordedRequest[] = [];

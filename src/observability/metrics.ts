@@ -100,6 +100,8 @@ export interface GatewayMetrics {
   readonly configDrainingPolicies: Gauge;
   readonly consoleRequests: Counter<'outcome'>;
   readonly consoleActions: Counter<'action' | 'outcome'>;
+  readonly bridgeBackendGeneration: Gauge<'upstream' | 'instance' | 'generation'>;
+  readonly bridgeOperations: Counter<'upstream' | 'client' | 'backend' | 'method' | 'outcome'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): GatewayMetrics {
@@ -283,6 +285,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_background_status_calls_total',
       help: 'Calls of the background-call status tool, by answer: ended (the call\'s outcome), running, input (the call waits for input), unknown (no such background call of the caller\'s).',
       labelNames: ['answer'],
+      registers,
+    }),
+    bridgeBackendGeneration: new Gauge({
+      name: 'taskgate_bridge_backend_generation',
+      help: 'Which task generation each backend instance serves, as the gateway\'s probes found it: 1 for the current one of none, 2025-11-25, 2026-07-28, both, unknown (docs/bridging.md).',
+      labelNames: ['upstream', 'instance', 'generation'],
+      registers,
+    }),
+    bridgeOperations: new Counter({
+      name: 'taskgate_bridge_operations_total',
+      help: 'Task operations the gateway bridged between generations, by upstream, client and backend generation, method (tools/call, tasks/get, tasks/result, tasks/cancel, tasks/update, input), and outcome (ok, error).',
+      labelNames: ['upstream', 'client', 'backend', 'method', 'outcome'],
       registers,
     }),
     pushSubscriptions: new Gauge({

@@ -13,7 +13,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { presentPolledAnswer } from '../tasks/poll-answer.js';
-import type { TaskDeps } from '../tasks/task-context.js';
+import { taskKindHandler, type TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { parseRpcAnswer } from './rpc-answer.js';
 import { timerDelay } from '../lifecycle/timer-delay.js';
@@ -156,6 +156,14 @@ export class BackendPoller {
     if (count > 1) {
       this.deps.metrics.pushUpstreamPolls.inc({ outcome: 'skipped' });
       return Math.max(resetAt - now, MIN_POLL_MS);
+    }
+    // A kind that asks its backend itself (a bridged task's backend speaks the other generation).
+    const handler = watched.record.kind === 'backend' ? undefined : taskKindHandler(tasks, watched.record);
+    if (handler?.refresh) {
+      const before = watched.record;
+      watched.record = await handler.refresh(tasks, before);
+      this.deps.metrics.pushUpstreamPolls.inc({ outcome: watched.record === before ? 'unchanged' : 'changed' });
+      return Math.max(watched.record.pollIntervalMs, MIN_POLL_MS);
     }
     const answer = await tasks.callUpstream(watched.record, 'tasks/get', { reason: 'push' });
     const message = parseRpcAnswer(answer.body, answer.contentType);

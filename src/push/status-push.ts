@@ -22,8 +22,9 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import type { MethodTakeover } from '../tasks/extension-points.js';
-import { ownerOf, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
+import { ownerOf, taskKindHandler, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { BackendPoller } from './backend-poller.js';
 import { grantHandles } from './granted-handles.js';
@@ -138,7 +139,7 @@ export class StatusPush implements MethodTakeover {
         held.subscription?.stop();
         upstream?.close();
         if (started) {
-          for (const record of granted) if (record.kind === 'backend' && this.poller.release(record.handle)) this.upstreams.unwatch(record);
+          for (const record of granted) if (this.polled(deps, record) && this.poller.release(record.handle) && record.kind === 'backend') this.upstreams.unwatch(record);
           this.streams.delete(stream);
           for (const record of granted) this.countListener(record.handle, -1);
           metrics.pushSubscriptions.dec();
@@ -185,7 +186,9 @@ export class StatusPush implements MethodTakeover {
     stream.notify(ACKNOWLEDGED, { notifications: { ...acknowledged, taskIds: granted.map((r) => r.handle) } });
     for (const note of early) relay(note);
     early = undefined;
-    for (const record of granted) if (record.kind === 'backend' && this.poller.acquire(record)) this.upstreams.watch(record);
+    // Backend tasks, and tasks of a kind whose handler can ask its backend (refresh: bridged
+    // tasks), are polled while listened to; only a backend task's own backend is listened to.
+    for (const record of granted) if (this.polled(deps, record) && this.poller.acquire(record) && record.kind === 'backend') this.upstreams.watch(record);
     const subscription = new TaskSubscription(this.deps, stream, granted.map((r) => r.handle), endIfDone);
     held.subscription = subscription;
     request.tg.abort.once('abort', () => stream.abort());
@@ -193,6 +196,11 @@ export class StatusPush implements MethodTakeover {
     if (request.tg.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
+  }
+
+  /** Whether a listened-to task is polled here: a backend task, or one whose kind can be refreshed. */
+  private polled(deps: TaskDeps, record: TaskRecord): boolean {
+    return record.kind === 'backend' || taskKindHandler(deps, record)?.refresh !== undefined;
   }
 
   private countListener(handle: string, delta: number): void {

@@ -22,9 +22,11 @@ export function isTerminalStatus(status: TaskStatus): boolean {
 
 /**
  * Who runs a task: `backend`, a task the backend created and the gateway took over;
- * `provided`, a task the gateway runs itself around a plain tools/call (src/provided/).
+ * `provided`, a task the gateway runs itself around a plain tools/call (src/provided/);
+ * `bridged`, a backend's task of the other generation than its client's (src/bridge/): `era` is
+ * the client's, `protocolVersion` the backend's.
  */
-export type TaskKind = 'backend' | 'provided';
+export type TaskKind = 'backend' | 'provided' | 'bridged';
 
 export interface TaskRecord {
   readonly handle: string;
@@ -88,6 +90,11 @@ export interface ServerRequestRoute {
   readonly upstreamId: string | number;
   /** The provided task whose backend call sent the request (its answer moves the task on). */
   readonly handle?: string;
+  /**
+   * A bridged task's question (src/bridge/): the key of the backend's 2026 inputRequests it
+   * stands for; the answer goes back as tasks/update, not as a response.
+   */
+  readonly inputKey?: string;
 }
 
 /** Who may reach a task: its owner, through the era and upstream it was created on. */

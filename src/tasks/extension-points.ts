@@ -15,10 +15,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Era } from '../mcp/era.js';
-import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
-import type { TaskKind, TaskRecord } from '../task-model/task-record.js';
+import type { ServerRequestRoute, TaskKind, TaskRecord } from '../task-model/task-record.js';
 import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
 
 /** What the tasks stage hands an extension with each request: the parts of its policy it may use. */
@@ -107,6 +107,12 @@ export interface TaskKindHandler {
   cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
   /** One of its tasks was forgotten at the end of its lifetime. */
   expired(record: TaskRecord): void;
+  /**
+   * Optional: asks the task's backend about it now and stores what was learnt (the record, the
+   * poll snapshot, an announcement when it changed); the record after it. A kind that has it is
+   * polled this way while someone listens to one of its tasks (src/push/), as backend tasks are.
+   */
+  refresh?(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord>;
   /** Upkeep with each expiry sweep (ending tasks nothing will ever answer). */
   sweep(deps: StageDeps, now: number): Promise<unknown>;
 }
@@ -116,6 +122,17 @@ export interface EventStreamFilter {
   attach(request: FastifyRequest, stream: Transform): Transform;
 }
 
+/**
+ * A client's response to a server→client request the gateway relayed under an id of its own
+ * (ServerRequestRoute): asked, in the order registered, before the stage routes the response
+ * to the backend session that asked. The first answer is the request's answer (the response
+ * was delivered some other way: src/bridge/ sends a 2026 backend's answer as tasks/update);
+ * undefined leaves it to the next, then to the stage.
+ */
+export interface ClientResponseTaker {
+  takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined>;
+}
+
 /** The capabilities registered with the tasks stage, each list asked in order. */
 export interface TaskExtensions {
   readonly toolCallInterceptors: readonly ToolCallInterceptor[];
@@ -123,9 +140,10 @@ export interface TaskExtensions {
   readonly methodTakeovers: readonly MethodTakeover[];
   readonly taskKinds: readonly TaskKindHandler[];
   readonly eventStreamFilters: readonly EventStreamFilter[];
+  readonly clientResponses: readonly ClientResponseTaker[];
 }
 
-export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [], methodTakeovers: [], taskKinds: [], eventStreamFilters: [] };
+export const NO_EXTENSIONS: TaskExtensions = { toolCallInterceptors: [], resultFilters: [], methodTakeovers: [], taskKinds: [], eventStreamFilters: [], clientResponses: [] };
 
 /** How a call started by GatewayRunTasks.runDetachable is to be held. */
 export interface DetachOptions {

@@ -229,11 +229,15 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
 }
 
 /** A client's answer to a server→client request the gateway relayed under its own id. */
-async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<undefined> {
+async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (!isServerRequestId(message.id)) return undefined;
   const route = await deps.store.takeServerRequest(message.id);
   const tg = request.tg;
   if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
+  for (const taker of deps.extensions.clientResponses) {
+    const answer = await taker.takeClientResponse(deps, request, route, message);
+    if (answer) return answer;
+  }
   if (route.handle !== undefined) {
     const handle = route.handle;
     await Promise.all(deps.extensions.taskKinds.map((kind) => kind.inputAnswered(handle, message.id as string)));

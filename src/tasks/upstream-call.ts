@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
+import { isModernVersion, MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { TaskCallSpan } from '../tracing/task-calls.js';
@@ -24,14 +24,15 @@ export interface GatewayCallContext {
   readonly readAnswer?: boolean;
 }
 
-/** The backend's answer: its HTTP status, and for tasks/get the body (JSON or an event stream) with its media type. */
+/** The backend's answer: its HTTP status, and for tasks/get (and tasks/result) the body (JSON or an event stream) with its media type. */
 export interface GatewayCallAnswer {
   readonly status: number;
   readonly body?: string;
   readonly contentType?: string;
 }
 
-export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel' | 'tasks/get', context: GatewayCallContext) => Promise<GatewayCallAnswer>;
+/** tasks/result is asked only of a 2025 backend for a task that ended (src/bridge/): it answers at once then. */
+export type UpstreamCaller = (record: TaskRecord, method: 'tasks/cancel' | 'tasks/get' | 'tasks/result', context: GatewayCallContext) => Promise<GatewayCallAnswer>;
 
 export interface UpstreamCallerOptions {
   /** The dispatcher (keep-alive pool) of each upstream, by name. */
@@ -66,7 +67,7 @@ export function createUpstreamCaller(options: UpstreamCallerOptions): UpstreamCa
         bodyTimeout: options.timeoutMs,
       });
       span?.responded(response.statusCode);
-      if (method === 'tasks/get' || context.readAnswer) {
+      if (method !== 'tasks/cancel' || context.readAnswer) {
         const body = await readBounded(response.body, options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
         const contentType = response.headers['content-type'];
         return { status: response.statusCode, body: body.toString('utf8'), contentType: Array.isArray(contentType) ? contentType[0] : contentType };
@@ -117,7 +118,10 @@ function frameCall(record: TaskRecord, method: string, span: TaskCallSpan | unde
     accept: 'application/json, text/event-stream',
   };
   const params: Record<string, unknown> = ownParams ?? { taskId: record.upstreamTaskId };
-  if (record.era === 'modern') {
+  // The backend's generation: a bridged task's is the other than its client's (src/bridge/),
+  // and its record keeps the backend's protocol version.
+  const modernWire = record.kind === 'bridged' ? isModernVersion(record.protocolVersion) : record.era === 'modern';
+  if (modernWire) {
     const version = record.protocolVersion ?? MODERN_VERSION;
     headers['mcp-protocol-version'] = version;
     headers['mcp-method'] = method;

@@ -22,7 +22,7 @@ export interface GatewayUnderTest {
 export type PolicyOverrides = Record<string, unknown>;
 
 /** A policy for `upstreamUrls` (full MCP endpoint URLs of one upstream), as the config parser builds it. */
-export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = {}): Config {
+export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = {}, bridge: 'auto' | 'off' = 'off'): Config {
   const first = new URL(upstreamUrls[0]!);
   const policy = {
     listen: { host: '127.0.0.1', port: 0 },
@@ -30,7 +30,10 @@ export function testPolicy(upstreamUrls: string[], overrides: PolicyOverrides = 
     publicUrl: 'http://127.0.0.1',
     // Existing suites test the proxy, not authentication; test/e2e/auth*.test.ts override this.
     auth: { mode: 'none' },
-    upstreams: { tools: { instances: upstreamUrls.map((u) => new URL(u).origin), cooldown: '30s' } },
+    // Suites about other things count what reaches their backends: the bridge's probes
+    // (src/bridge/) stay out of those counts. The bridge's own suites, and any suite that sets
+    // its own upstreams, run with the default (bridge: auto).
+    upstreams: { tools: { instances: upstreamUrls.map((u) => new URL(u).origin), cooldown: '30s', bridge } },
     routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: first.pathname }],
     logging: { level: process.env.TASKGATE_TEST_LOG ?? 'silent' },
     ...overrides,
@@ -42,6 +45,8 @@ export async function startGateway(config: Config, deps: GatewayDeps = {}): Prom
   const logger = deps.logger ?? pino({ level: config.logging.level });
   const gateway = await buildGateway(config, { ...deps, logger });
   const { url, adminUrl } = await gateway.listen();
+  // The gateway's own probes of the backends (src/bridge/) are over before a test counts what reaches them.
+  await gateway.bridge.generations.settled();
   return {
     gateway,
     url: `${url.replace('localhost', '127.0.0.1')}/mcp`,
@@ -58,13 +63,13 @@ export interface Stack {
 
 /** `count` example servers behind one gateway route. */
 export async function startStack(
-  options: { count?: number; server?: Parameters<typeof startExampleServer>[0]; policy?: PolicyOverrides } = {},
+  options: { count?: number; server?: Parameters<typeof startExampleServer>[0]; policy?: PolicyOverrides; bridge?: 'auto' | 'off' } = {},
 ): Promise<Stack> {
   const servers: ExampleServer[] = [];
   for (let i = 0; i < (options.count ?? 1); i++) {
     servers.push(await startExampleServer({ name: `backend-${i}`, ...options.server }));
   }
-  const gw = await startGateway(testPolicy(servers.map((s) => s.url), options.policy));
+  const gw = await startGateway(testPolicy(servers.map((s) => s.url), options.policy, options.bridge));
   return {
     servers,
     gw,

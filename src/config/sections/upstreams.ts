@@ -180,6 +180,14 @@ export const upstreamSchema = z
     credentials: credentialsSchema,
     providedTasks: providedTasksSchema.optional(),
     backgroundCalls: backgroundCallsSchema.optional(),
+    bridge: z
+      .enum(['auto', 'off'])
+      .default('auto')
+      .describe(
+        'Bridging of the two task generations (docs/bridging.md): with auto, a client of one generation gets tasks ' +
+          'from a backend that serves only the other, where the gateway has learnt for certain what the backend ' +
+          'serves (server/discover, initialize, tools/list); off relays task traffic only in its own generation.',
+      ),
   })
   .describe('An upstream: one MCP server, possibly run as several instances.');
 

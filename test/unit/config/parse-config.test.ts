@@ -32,6 +32,7 @@ describe('parseConfig', () => {
           cooldown: 10_000,
           connections: 128,
           credentials: { type: 'none' },
+          bridge: 'auto',
         },
       },
       routes: [{ path: '/mcp', upstream: 'tools', upstreamPath: '/mcp', scopes: [] }],

@@ -1,0 +1,274 @@
+/**
+ * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
+ * its own generation whatever its backend's. This is the room's one door, registered by
+ * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
+ *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks
+ *   ResultFilter         what such a client is told it can do (initialize, tools/list)
+ *   TaskKindHandler      tasks/* of a `bridged` record
+ *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
+ * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
+ * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Instance } from '../routing/balancer.js';
+import { selectInstanceFor } from '../routing/route-stage.js';
+import type { ServerRequestRoute, TaskRecord } from '../task-model/task-record.js';
+import type { ClientResponseTaker, LocalAnswer, MethodTakeover, ResultFilter, StageDeps, TaskDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
+import { isTerminalStatus } from '../task-model/task-record.js';
+import { BackendGenerations } from './backend-generations.js';
+import { createBridgeContext, type BridgeContext } from './bridge-context.js';
+import { takeInputAnswer } from './client-answers.js';
+import type { ProbeTarget } from './generation-probe.js';
+import { answerLegacyCancel, answerLegacyGet } from './legacy-answers.js';
+import { createBridgedLegacyTask } from './legacy-creation.js';
+import { answerLegacyResult } from './legacy-result-stream.js';
+import { LegacySessions } from './legacy-sessions.js';
+import { answerModernCancel, answerModernGet, answerModernUpdate, refreshModern } from './modern-answers.js';
+import { answerModernRequest } from './modern-requests.js';
+import { answerLegacyRequest, LEGACY_METHODS } from './legacy-requests.js';
+
+export interface BridgeDeps {
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
+}
+
+/** How long a probe waits for an answer (the gateway's own calls wait as long elsewhere). */
+const PROBE_TIMEOUT_MS = 10_000;
+const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
+
+/**
+ * The 2026-07-28 methods a 2026 client's request may name that the bridge answers for a backend
+ * serving only 2025 (modern-requests.ts): carried, or refused clearly rather than sent to a
+ * backend that cannot read them. tools/call comes through the interceptor, tasks/* through the
+ * task-kind handler.
+ */
+const MODERN_METHODS = [
+  'server/discover', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read', 'resources/templates/list',
+  'completion/complete', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'ping',
+];
+
+export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandler, ClientResponseTaker {
+  readonly kind = 'bridged' as const;
+  readonly generations: BackendGenerations;
+  private readonly ctx: BridgeContext;
+  private readonly sessions = new LegacySessions();
+  private depsNow: (() => TaskDeps) | undefined;
+  /** One takeover per method (extension-points.ts, MethodTakeover), each for 2026 requests. */
+  readonly methodTakeovers: readonly MethodTakeover[] = [
+    ...MODERN_METHODS.map((method) => ({
+      method,
+      era: 'modern' as const,
+      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
+    })),
+    ...LEGACY_METHODS.map((method) => ({
+      method,
+      era: 'legacy' as const,
+      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeLegacyRequest(deps, request, message),
+    })),
+  ];
+  /**
+   * Asked after status push (registered last): a 2026 listen that push does not answer (it names
+   * no task handle) has nothing a 2025-only backend could serve, and is refused here.
+   */
+  readonly lastMethodTakeovers: readonly MethodTakeover[] = [
+    { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
+  ];
+
+  constructor(deps: BridgeDeps) {
+    this.generations = new BackendGenerations(deps, PROBE_LIMITS);
+    this.ctx = createBridgeContext(deps.logger, deps.metrics, this.generations);
+  }
+
+  /** The task dependencies of the policy in force, for what the bridge does outside a request (expiry, the console's cancel). */
+  usePolicy(depsNow: () => TaskDeps): void {
+    this.depsNow = depsNow;
+  }
+
+  /** Learns anew what every instance serves (at start and after each reload). */
+  probe(targets: readonly ProbeTarget[]): void {
+    this.generations.refresh(targets);
+  }
+
+  close(): void {
+    this.generations.close();
+  }
+
+  async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    const params = message.params;
+    if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
+    if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
+    const asksTask = isObject(params.task);
+    // Only a backend that refuses 2025 needs the bridge for a plain call.
+    if (!asksTask && !this.refusesLegacy(request)) return undefined;
+    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    request.tg.instance = instance;
+    if (asksTask && this.servesOnlyModern(request, instance)) return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
+    return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
+  }
+
+  filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
+    if (request.tg.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+    const instance = request.tg.instance;
+    if (!instance || !this.servesOnlyModern(request, instance)) return false;
+    if (method === 'initialize') return advertiseLegacyTasks(result);
+    if (method === 'tools/list') return markToolsOptional(result);
+    return false;
+  }
+
+  /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
+  private async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    const pool = request.tg.route.pool;
+    const instance = pool.selectInstance();
+    if (!instance) return undefined;
+    const facts = this.generations.of(pool.upstream, instance.url);
+    if (facts.legacy !== true || facts.modern !== false) return undefined;
+    return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
+  }
+
+  async answer(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    if (record.era === 'modern') {
+      switch (message.method) {
+        case 'tasks/get':
+          return answerModernGet(this.ctx, deps, request, message, record);
+        case 'tasks/update':
+          return answerModernUpdate(this.ctx, deps, request, message, record);
+        case 'tasks/cancel':
+          return answerModernCancel(this.ctx, deps, request, message, record);
+        default:
+          throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+      }
+    }
+    switch (message.method) {
+      case 'tasks/get':
+        return answerLegacyGet(this.ctx, deps, request, message, record);
+      case 'tasks/cancel':
+        return answerLegacyCancel(this.ctx, deps, request, message, record);
+      case 'tasks/result':
+        return answerLegacyResult(this.ctx, deps, request, message, record);
+      default:
+        throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+    }
+  }
+
+  takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
+    return takeInputAnswer(this.ctx, deps, request, route, message);
+  }
+
+  /** Its questions' answers are taken before the stage routes them (takeClientResponse). */
+  async inputAnswered(): Promise<void> {
+    return undefined;
+  }
+
+  /**
+   * The console's cancel (no client request at hand): the backend is asked in the task's own
+   * generation (src/tasks/upstream-call.ts frames a bridged record by its backend's protocol
+   * version), and the task is `cancelled` here at once.
+   */
+  async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
+    const now = await deps.store.getTask(record.handle);
+    if (!now || isTerminalStatus(now.status)) return false;
+    this.cancelUpstream(now, 'console');
+    await deps.store.updateTask(now.handle, { status: 'cancelled', statusMessage: 'The task was cancelled by request.', lastUpdatedAtIso: new Date().toISOString() });
+    await deps.store.invalidatePoll(now.handle);
+    deps.observer.statusChanged(now, now.status, 'cancelled');
+    return true;
+  }
+
+  /** Forgotten at the end of its lifetime: a task still running is cancelled at its backend. */
+  expired(record: TaskRecord): void {
+    if (!isTerminalStatus(record.status)) this.cancelUpstream(record, 'expired');
+  }
+
+  async sweep(): Promise<void> {
+    return undefined;
+  }
+
+  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
+    return record.era === 'modern' ? refreshModern(this.ctx, deps, record) : Promise.resolve(record);
+  }
+
+  private cancelUpstream(record: TaskRecord, reason: string): void {
+    const deps = this.depsNow?.();
+    if (!deps) return;
+    deps.callUpstream(record, 'tasks/cancel', { reason }).catch((error: unknown) => {
+      deps.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel a bridged task upstream');
+    });
+  }
+
+  private bridgesUpstream(request: FastifyRequest): boolean {
+    return request.tg.snapshot.config.upstreams[request.tg.route.pool.upstream]?.bridge !== 'off';
+  }
+
+  /**
+   * A 2025 client's request to a backend that refuses 2025 altogether (it answers only
+   * 2026-07-28): the gateway answers it, speaking 2026 to the backend (legacy-requests.ts).
+   */
+  private async takeLegacyRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
+    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    if (!this.refusesLegacy(request, instance)) return undefined;
+    request.tg.instance = instance;
+    return answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps));
+  }
+
+  private legacyTasksOf(request: FastifyRequest, instance: Instance, deps: StageDeps): { modern: boolean; list: boolean } {
+    return { modern: this.generations.of(request.tg.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
+  }
+
+  /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
+  private refusesLegacy(request: FastifyRequest, instance?: Instance): boolean {
+    const pool = request.tg.route.pool;
+    const instances = instance ? [instance] : pool.instances;
+    return instances.every((candidate) => {
+      const facts = this.generations.of(pool.upstream, candidate.url);
+      return facts.modern === true && facts.legacy === false;
+    });
+  }
+
+  /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
+  private servesOnlyModern(request: FastifyRequest, instance: Instance): boolean {
+    const facts = this.generations.of(request.tg.route.pool.upstream, instance.url);
+    return facts.modernTasks === true && facts.legacyTasks === false;
+  }
+}
+
+/** 2025 initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
+function advertiseLegacyTasks(result: JsonObject): boolean {
+  const capabilities = objectAt(result, 'capabilities');
+  const tasks = objectAt(capabilities, 'tasks');
+  objectAt(tasks, 'cancel');
+  objectAt(objectAt(objectAt(tasks, 'requests'), 'tools'), 'call');
+  return true;
+}
+
+/**
+ * 2025 tools/list: a 2026 backend says per call, not per tool, whether it makes a task, so
+ * every tool may be asked for one (a plain answer then ends the task at once).
+ */
+function markToolsOptional(result: JsonObject): boolean {
+  if (!Array.isArray(result.tools)) return false;
+  let changed = false;
+  for (const tool of result.tools) {
+    if (!isObject(tool)) continue;
+    const execution = isObject(tool.execution) ? tool.execution : {};
+    if (execution.taskSupport === 'optional' || execution.taskSupport === 'required') continue;
+    tool.execution = { ...execution, taskSupport: 'optional' };
+    changed = true;
+  }
+  return changed;
+}
+
+function objectAt(holder: JsonObject, key: string): JsonObject {
+  const value = holder[key];
+  if (isObject(value)) return value;
+  const made: JsonObject = {};
+  holder[key] = made;
+  return made;
+}

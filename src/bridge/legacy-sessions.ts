@@ -1,0 +1,120 @@
+/**
+ * 2025-11-25 sessions the gateway holds to a backend on a 2026-07-28 client's behalf
+ * (DESIGN.md §12): one per principal, instance and replica, never shared between principals
+ * (an SDK 1.x server binds each task to the session that made it, so a shared session would
+ * let one principal's tasks be reached through another's). A task records the session it lives
+ * in, so any replica reaches it there; a session the backend lost (HTTP 404) is opened again
+ * for new work, and the tasks it held end failed, saying so (backend-poll.ts). Sessions are
+ * kept for as long as the gateway runs: the tasks in them need them for their whole lifetime.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
+import type { Instance } from '../routing/balancer.js';
+import { ownerOf } from '../tasks/task-context.js';
+import { BRIDGE_CLIENT_INFO, LEGACY_VERSION } from './generation-probe.js';
+import { backendHeaders, sendToInstance } from './modern-call.js';
+import { headerValue, newRequestId, type ExchangeOptions, type RpcAnswer } from './rpc-exchange.js';
+
+export interface LegacySession {
+  /** Undefined for a backend that serves 2025 without sessions. */
+  readonly id?: string;
+  readonly version: string;
+  /** What its initialize said: the backend's capabilities, info and instructions. */
+  readonly initialize: JsonObject;
+}
+
+/** Most sessions kept per replica; past it the oldest is forgotten (its tasks keep their own). */
+const MAX_SESSIONS = 10_000;
+
+export class LegacySessions {
+  private readonly sessions = new Map<string, Promise<LegacySession>>();
+
+  /** The principal's session on `instance`, opened if there is none (yet, or any more). */
+  sessionFor(request: FastifyRequest, instance: Instance): Promise<LegacySession> {
+    const name = sessionKey(request, instance);
+    let session = this.sessions.get(name);
+    if (!session) {
+      session = openSession(request, instance);
+      this.sessions.delete(name);
+      if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+      this.sessions.set(name, session);
+      // A session that could not be opened is not kept: the next request tries again.
+      session.catch(() => {
+        if (this.sessions.get(name) === session) this.sessions.delete(name);
+      });
+    }
+    return session;
+  }
+
+  /**
+   * `method` in the principal's session; a session the backend no longer knows (404) is
+   * opened again once. The answer and the session it was sent in.
+   */
+  async call(request: FastifyRequest, instance: Instance, method: string, params: JsonObject, options?: ExchangeOptions): Promise<{ answer: RpcAnswer; session: LegacySession }> {
+    for (let attempt = 0; ; attempt++) {
+      const session = await this.sessionFor(request, instance);
+      const answer = await callInSession(request, instance, session, method, params, options);
+      if (answer.status !== 404 || attempt > 0) return { answer, session };
+      this.forget(request, instance, session);
+    }
+  }
+
+  private forget(request: FastifyRequest, instance: Instance, session: LegacySession): void {
+    const name = sessionKey(request, instance);
+    void this.sessions.get(name)?.then((held) => {
+      if (held === session && this.sessions.get(name)) this.sessions.delete(name);
+    });
+    this.sessions.delete(name);
+  }
+}
+
+/** `method` in `session` (a task's recorded one, or the principal's). */
+export function callInSession(
+  request: FastifyRequest,
+  instance: Instance,
+  session: Pick<LegacySession, 'id' | 'version'>,
+  method: string,
+  params: JsonObject,
+  options?: ExchangeOptions,
+  signal?: Dispatcher.RequestOptions['signal'],
+): Promise<RpcAnswer> {
+  const headers = backendHeaders(request, instance);
+  headers['mcp-protocol-version'] = session.version;
+  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+  const id = newRequestId();
+  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.tg.abort, options);
+}
+
+/** POSTs a JSON-RPC response (the answer to a backend's question) in `session`. */
+export async function answerInSession(request: FastifyRequest, instance: Instance, session: Pick<LegacySession, 'id' | 'version'>, id: string | number, result: JsonObject): Promise<number> {
+  const headers = backendHeaders(request, instance);
+  headers['mcp-protocol-version'] = session.version;
+  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+  // A response has no answer: the exchange ends at the backend's 202.
+  const answer = await sendToInstance(request, instance, '', JSON.stringify({ jsonrpc: '2.0', id, result }), headers);
+  return answer.status;
+}
+
+async function openSession(request: FastifyRequest, instance: Instance): Promise<LegacySession> {
+  const headers = backendHeaders(request, instance);
+  const id = newRequestId();
+  // Elicitation is declared so that a task's questions can be relayed (as 2026 inputRequests).
+  const params = { protocolVersion: LEGACY_VERSION, capabilities: { elicitation: {} }, clientInfo: BRIDGE_CLIENT_INFO };
+  const answer = await sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }), headers, undefined);
+  const result = answer.response?.result;
+  if (!isObject(result)) throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend did not open a 2025-11-25 session (HTTP ${answer.status})` });
+  const session: LegacySession = {
+    id: headerValue(answer.headers['mcp-session-id']),
+    version: typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION,
+    initialize: result,
+  };
+  const notifyHeaders = { ...headers, 'mcp-protocol-version': session.version, ...(session.id ? { 'mcp-session-id': session.id } : {}) };
+  await sendToInstance(request, instance, '', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), notifyHeaders);
+  return session;
+}
+
+function sessionKey(request: FastifyRequest, instance: Instance): string {
+  return `${request.tg.route.pool.upstream}\u0000${instance.url}\u0000${ownerOf(request)}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Stacks for bridging the task generations (src/bridge/): a real JWKS issuer, a backend of one
+ * generation, the gateway with JWT auth in front of it, and clients of the other generation
+ * acting as named principals. The gateway's probes of the backend have finished before a test
+ * runs (what an operator sees in the generation gauge).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import type { GatewayDeps } from '../../src/gateway.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { AUDIENCE, waitUntilReady } from './task-harness.js';
+
+export interface BridgeStack {
+  jwks: JwksServer;
+  gw: GatewayUnderTest;
+  bearer(subject: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface ModernBackendStack extends BridgeStack {
+  backend: ModernTaskServer;
+}
+
+/** A dual-era 2.4.0 server whose only tasks are the 2026 extension's, behind the gateway. */
+export async function startModernBackendStack(options: { tasks?: Record<string, unknown>; policy?: PolicyOverrides; upstream?: Record<string, unknown>; gatewayDeps?: GatewayDeps; workMs?: number } = {}): Promise<ModernBackendStack> {
+  const backend = await startModernTaskServer({ name: 'modern-0', pollIntervalMs: 100, workMs: options.workMs ?? 100, legacy: 'stateless' });
+  const stack = await startBridgeGateway([backend.url], options);
+  return { ...stack, backend, close: async () => {
+    await stack.close();
+    await backend.close();
+  } };
+}
+
+export async function startBridgeGateway(urls: string[], options: { tasks?: Record<string, unknown>; policy?: PolicyOverrides; upstream?: Record<string, unknown>; gatewayDeps?: GatewayDeps }): Promise<BridgeStack> {
+  const jwks = await startJwksServer({ algs: ['ES256'] });
+  const policy = testPolicy(urls, {
+    auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+    tasks: options.tasks ?? {},
+    upstreams: { tools: { instances: urls.map((u) => new URL(u).origin), cooldown: '30s', ...options.upstream } },
+    ...options.policy,
+  });
+  const gw = await startGateway(policy, options.gatewayDeps);
+  await waitUntilReady(gw.adminUrl);
+  await gw.gateway.bridge.generations.settled();
+  return {
+    jwks,
+    gw,
+    bearer: async (subject) => `Bearer ${await jwks.mint({ sub: subject, aud: AUDIENCE })}`,
+    async close() {
+      await gw.close();
+      await jwks.close();
+    },
+  };
+}
+
+/** An SDK 1.x client (2025-11-25 tasks) acting as `subject`; answers elicitations with `name`. */
+export async function legacyBridgeClient(stack: BridgeStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url): Promise<Client> {
+  const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => (answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: await stack.bearer(subject) } } }));
+  return client;
+}
+
+/** The generation gauge's current value for the stack's one instance. */
+export async function generationSeen(stack: BridgeStack, instanceUrl: string): Promise<string | undefined> {
+  const metrics = await stack.gw.gateway.metrics.registry.getSingleMetric('taskgate_bridge_backend_generation')?.get();
+  const instance = new URL(instanceUrl).origin;
+  return metrics?.values.find((value) => value.labels.instance === instance && value.value === 1)?.labels.generation as string | undefined;
+}
