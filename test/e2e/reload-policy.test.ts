@@ -205,6 +205,8 @@ function yamlOf(stack: Stack, extra: { extraRoute?: string; colour?: string; cre
     '  tools:',
     `    instances: [${instances}]`,
     '    cooldown: 30s',
+    // As the running policy has it (testPolicy keeps the bridge's probes off).
+    '    bridge: off',
     ...(extra.credentials ? [extra.credentials.trimEnd()] : []),
     'routes:',
     '  - { path: /mcp, upstream: tools, upstreamPath: /mcp }',

@@ -49,7 +49,7 @@ describe('event streams answer with their headers at once', () => {
     const origin = new URL(backend.url).origin;
     gw = await startGateway(
       testPolicy([backend.url], {
-        upstreams: { tools: { instances: [origin], cooldown: '30s', providedTasks: { tools: ['hold'] } } },
+        upstreams: { tools: { instances: [origin], cooldown: '30s', bridge: 'off', providedTasks: { tools: ['hold'] } } },
         audit: { stdout: false },
       }),
     );
