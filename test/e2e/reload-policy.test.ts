@@ -205,7 +205,7 @@ function yamlOf(stack: Stack, extra: { extraRoute?: string; colour?: string; cre
     '  tools:',
     `    instances: [${instances}]`,
     '    cooldown: 30s',
-    // As testPolicy's: the bridge's probes stay out of what these tests count (harness.ts).
+    // As the running policy has it (testPolicy keeps the bridge's probes off).
     '    bridge: off',
     ...(extra.credentials ? [extra.credentials.trimEnd()] : []),
     'routes:',

@@ -49,8 +49,7 @@ describe('event streams answer with their headers at once', () => {
     const origin = new URL(backend.url).origin;
     gw = await startGateway(
       testPolicy([backend.url], {
-        // bridge off: this backend holds one session at a time, and the bridge's probe would open one.
-        upstreams: { tools: { instances: [origin], cooldown: '30s', providedTasks: { tools: ['hold'] }, bridge: 'off' } },
+        upstreams: { tools: { instances: [origin], cooldown: '30s', bridge: 'off', providedTasks: { tools: ['hold'] } } },
         audit: { stdout: false },
       }),
     );
