@@ -301,3 +301,44 @@ describe('bridge: requests it leaves alone are balanced as without it', () => {
     assert.deepEqual(backends.map(mine), [2, 2]);
   });
 });
+
+describe('bridge: bridged task operations are audited', () => {
+  let backend: ExampleServer;
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  const audit: Record<string, unknown>[] = [];
+  before(async () => {
+    backend = await startExampleServer({ name: 'legacy-audit' });
+    const auditDestination = { write: (line: string) => void audit.push(JSON.parse(line) as Record<string, unknown>) };
+    stack = await startBridgeGateway([backend.url], { gatewayDeps: { auditDestination } });
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('records the creation, the polls and the cancel with the principal, and a foreign lookup as denied', async () => {
+    const execution = await alice.callTool('slow_scan', { seconds: 30 });
+    await execution.detach();
+    const taskId = execution.handle!.taskId;
+    await alice.raw('tasks/get', { taskId });
+    await alice.cancelTask(taskId);
+    const mallory = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('mallory') } });
+    try {
+      await mallory.raw('tasks/get', { taskId });
+    } finally {
+      await mallory.close();
+    }
+    const of = (event: string) => audit.filter((e) => e.event === event && e.handle === taskId);
+    const created = of('created')[0];
+    assert.equal(created?.tool, 'slow_scan');
+    assert.equal((created?.principal as { subject?: string } | undefined)?.subject, 'alice');
+    assert.ok(of('get').length >= 1);
+    assert.equal(of('cancel').length, 1);
+    const denied = of('denied')[0];
+    assert.equal((denied?.principal as { subject?: string } | undefined)?.subject, 'mallory');
+    assert.equal(denied?.reason, 'denied');
+  });
+});
