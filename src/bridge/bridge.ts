@@ -2,9 +2,11 @@
  * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
  * its own generation whatever its backend's. This is the room's one door, registered by
  * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
- *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks
- *   ResultFilter         what such a client is told it can do (initialize, tools/list)
- *   TaskKindHandler      tasks/* of a `bridged` record
+ *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks,
+ *                        any call of a client of a backend that refuses its generation
+ *   MethodTakeover       the other requests of such a client (one per method, either era)
+ *   ResultFilter         what a 2025 client is told it can do (initialize, tools/list)
+ *   TaskKindHandler      tasks/* of a `bridged` record; its refresh while someone listens
  *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
  * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
  * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
