@@ -2,9 +2,11 @@
  * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
  * its own generation whatever its backend's. This is the room's one door, registered by
  * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
- *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks
- *   ResultFilter         what such a client is told it can do (initialize, tools/list)
- *   TaskKindHandler      tasks/* of a `bridged` record
+ *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks,
+ *                        any call of a client of a backend that refuses its generation
+ *   MethodTakeover       the other requests of such a client (one per method, either era)
+ *   ResultFilter         what a 2025 client is told it can do (initialize, tools/list)
+ *   TaskKindHandler      tasks/* of a `bridged` record; its refresh while someone listens
  *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
  * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
  * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
@@ -103,8 +105,11 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
-    // Only a backend that refuses 2025 needs the bridge for a plain call.
-    if (!asksTask && !this.refusesLegacy(request)) return undefined;
+    // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
+    // with an instance that serves 2026 tasks only.
+    const pool = request.tg.route.pool;
+    const someModernOnly = asksTask && pool.instances.some((instance) => this.servesOnlyModern(request, instance));
+    if (!someModernOnly && !this.refusesLegacy(request)) return undefined;
     const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
     request.tg.instance = instance;
     if (asksTask && this.servesOnlyModern(request, instance)) return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
@@ -123,11 +128,12 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
   private async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    // Asked of every instance before one is chosen: choosing moves the balancer, and a request
+    // the bridge leaves alone must be balanced as if it had not looked.
+    if (!this.refusesModern(request)) return undefined;
     const pool = request.tg.route.pool;
     const instance = pool.selectInstance();
-    if (!instance) return undefined;
-    const facts = this.generations.of(pool.upstream, instance.url);
-    if (facts.legacy !== true || facts.modern !== false) return undefined;
+    if (!instance || !this.refusesModern(request, instance)) return undefined;
     return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
   }
 
@@ -229,6 +235,16 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return instances.every((candidate) => {
       const facts = this.generations.of(pool.upstream, candidate.url);
       return facts.modern === true && facts.legacy === false;
+    });
+  }
+
+  /** The instance (or, without one, every instance of the route's upstream) answers 2025 and refuses 2026. */
+  private refusesModern(request: FastifyRequest, instance?: Instance): boolean {
+    const pool = request.tg.route.pool;
+    const instances = instance ? [instance] : pool.instances;
+    return instances.every((candidate) => {
+      const facts = this.generations.of(pool.upstream, candidate.url);
+      return facts.legacy === true && facts.modern === false;
     });
   }
 

@@ -56,10 +56,16 @@ export async function startBridgeGateway(urls: string[], options: { tasks?: Reco
 }
 
 /** An SDK 1.x client (2025-11-25 tasks) acting as `subject`; answers elicitations with `name`. */
-export async function legacyBridgeClient(stack: BridgeStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url): Promise<Client> {
+export async function legacyBridgeClient(stack: BridgeStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url, seen?: string[]): Promise<Client> {
   const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => (answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' }));
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: await stack.bearer(subject) } } }));
+  // `seen` collects every body the client was sent (streams as they end), for what must never reach it.
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (seen) void response.clone().text().then((text) => seen.push(text), () => undefined);
+    return response;
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: await stack.bearer(subject) } }, fetch: recording }));
   return client;
 }
 

@@ -39,9 +39,10 @@ describe('bridge: 2025-11-25 client, backend with 2026-07-28 tasks only', () => 
   let stack: ModernBackendStack;
   let alice: Client;
   let bob: Client;
+  const seen: string[] = [];
   before(async () => {
     stack = await startModernBackendStack({ tasks: { ttl: { max: '30s' }, poll: { floor: '200ms' } } });
-    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' });
+    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' }, stack.gw.url, seen);
     bob = await legacyBridgeClient(stack, 'bob');
   });
   after(async () => {
@@ -95,6 +96,10 @@ describe('bridge: 2025-11-25 client, backend with 2026-07-28 tasks only', () => 
     assert.deepEqual(meta['io.modelcontextprotocol/clientCapabilities']!.extensions![TASKS_EXTENSION], {});
     const polls = stack.backend.stats.requests.filter((r) => r.rpcMethod === 'tasks/get');
     assert.ok(polls.length >= 1);
+    // The backend's own id never reached the client: every answer it got names the handle.
+    const backendId = String(polls[0]!.headers['mcp-name']);
+    assert.ok(seen.length > 3);
+    for (const body of seen) assert.ok(!body.includes(backendId), `the backend id reached the client: ${body.slice(0, 200)}`);
     for (const poll of polls) {
       assert.notEqual(poll.headers['mcp-name'], handle, 'the backend is asked by its own id');
       assert.equal(poll.headers['mcp-protocol-version'], '2026-07-28');

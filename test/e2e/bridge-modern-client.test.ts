@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
@@ -83,6 +84,12 @@ describe('bridge: 2026-07-28 client, backend with 2025-11-25 tasks only', () => 
     assert.ok(call?.sessionId, 'sent in a 2025 session');
     assert.equal(typeof (call.body as { params: { task: { ttl: number } } }).params.task.ttl, 'number', 'as a 2025 task request');
     assert.ok(backend.stats.requests.some((r) => r.rpcMethod === 'tasks/get' && r.sessionId === call.sessionId), 'polled in the session that holds it');
+    // The backend's own id and its session never reach the client, in any answer it got.
+    const backendIds = new Set(backend.stats.requests.filter((r) => r.rpcMethod === 'tasks/get').map((r) => String((r.body as { params: { taskId: string } }).params.taskId)));
+    assert.ok(backendIds.size > 0);
+    const seen = JSON.stringify(alice.exchanges.map((e) => e.messages));
+    for (const id of backendIds) assert.ok(!seen.includes(id), `the backend id ${id} reached the client`);
+    assert.ok(!seen.includes(call.sessionId!), 'the backend session reached the client');
   });
 
   it('carries input: the 2025 question becomes inputRequests, tasks/update answers it', async () => {
@@ -264,5 +271,74 @@ describe('bridge: a 2026 client\'s polls of a 2025 backend\'s task are governed'
     const early = await alice.raw('tasks/get', { taskId });
     assert.deepEqual(early.response?.result, first.response?.result, 'the same answer, from the snapshot');
     assert.equal(polls(), before, 'the early poll stayed at the gateway');
+  });
+});
+
+describe('bridge: requests it leaves alone are balanced as without it', () => {
+  let backends: ModernTaskServer[];
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  before(async () => {
+    backends = [await startModernTaskServer({ name: 'm-0' }), await startModernTaskServer({ name: 'm-1' })];
+    stack = await startBridgeGateway(backends.map((b) => b.url), {});
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await Promise.all(backends.map((b) => b.close()));
+  });
+
+  it('round-robins a 2026 client\'s tools/list over two 2026 instances', async () => {
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 4; i++) {
+      const exchange = await alice.raw('tools/list', {});
+      assert.equal(exchange.status, 200);
+      ids.add(exchange.request.body.id);
+    }
+    // Only these four: the client library may list tools of its own accord meanwhile.
+    const mine = (b: ModernTaskServer) => b.stats.requests.filter((r) => r.rpcMethod === 'tools/list' && ids.has((r.body as { id?: unknown }).id)).length;
+    assert.deepEqual(backends.map(mine), [2, 2]);
+  });
+});
+
+describe('bridge: bridged task operations are audited', () => {
+  let backend: ExampleServer;
+  let stack: BridgeStack;
+  let alice: ModernTaskClient;
+  const audit: Record<string, unknown>[] = [];
+  before(async () => {
+    backend = await startExampleServer({ name: 'legacy-audit' });
+    const auditDestination = { write: (line: string) => void audit.push(JSON.parse(line) as Record<string, unknown>) };
+    stack = await startBridgeGateway([backend.url], { gatewayDeps: { auditDestination } });
+    alice = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('alice') } });
+  });
+  after(async () => {
+    await alice?.close();
+    await stack?.close();
+    await backend?.close();
+  });
+
+  it('records the creation, the polls and the cancel with the principal, and a foreign lookup as denied', async () => {
+    const execution = await alice.callTool('slow_scan', { seconds: 30 });
+    await execution.detach();
+    const taskId = execution.handle!.taskId;
+    await alice.raw('tasks/get', { taskId });
+    await alice.cancelTask(taskId);
+    const mallory = await createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer('mallory') } });
+    try {
+      await mallory.raw('tasks/get', { taskId });
+    } finally {
+      await mallory.close();
+    }
+    const of = (event: string) => audit.filter((e) => e.event === event && e.handle === taskId);
+    const created = of('created')[0];
+    assert.equal(created?.tool, 'slow_scan');
+    assert.equal((created?.principal as { subject?: string } | undefined)?.subject, 'alice');
+    assert.ok(of('get').length >= 1);
+    assert.equal(of('cancel').length, 1);
+    const denied = of('denied')[0];
+    assert.equal((denied?.principal as { subject?: string } | undefined)?.subject, 'mallory');
+    assert.equal(denied?.reason, 'denied');
   });
 });
