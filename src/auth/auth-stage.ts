@@ -28,7 +28,7 @@ export type VerificationOutcome = 'ok' | 'cached' | 'missing' | 'malformed' | 'e
 
 export interface RouteAuth {
   readonly protectedResource: ProtectedResource;
-  /** Sets request.tg.principal and principalKey, or throws the GatewayError to answer with. */
+  /** Sets request.exchange.principal and principalKey, or throws the GatewayError to answer with. */
   authenticate(request: FastifyRequest): Promise<void>;
 }
 
@@ -177,10 +177,10 @@ export class AuthStage {
       throw new GatewayError('TG_ERR_INSUFFICIENT_SCOPE', { headers: { 'www-authenticate': header } });
     }
     this.count(outcome);
-    request.tg.principal = identity.principal;
-    request.tg.principalKey = identity.principalKey;
+    request.exchange.principal = identity.principal;
+    request.exchange.principalKey = identity.principalKey;
     // Kept with this request only, for an upstream whose credentials exchange it (RFC 8693).
-    request.tg.subjectToken = new SubjectToken(token);
+    request.exchange.subjectToken = new SubjectToken(token);
   }
 
   private count(outcome: VerificationOutcome): void {

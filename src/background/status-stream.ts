@@ -80,7 +80,7 @@ export function streamStatus(store: Store, request: FastifyRequest, message: Jso
   const deadline = setTimeout(() => schedule(true), Math.max(0, until - Date.now()));
   deadline.unref();
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.exchange.abort.once('abort', finish);
   schedule();
   return { status: 200, body: stream, contentType: 'text/event-stream', headers: { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } };
 }

@@ -50,7 +50,7 @@ export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest
   const until = Date.now() + waitMs;
   const record = await openGoverned(c, handle);
   if (!record) return toolAnswer(c.request, message, unknown(c, 'unknown'));
-  const tg = c.request.tg;
+  const tg = c.request.exchange;
   tg.task = record;
   tg.taskOutcome = 'allowed';
   const era = tg.mcp!.era;
@@ -80,7 +80,7 @@ async function composeAnswer(c: ToolAnswerContext, view: ProvidedTaskView | unde
   // Gone meanwhile: its lifetime ended, or a read-once outcome was read through another call.
   if (!view) return refuse(c, 'not_found');
   const { record } = view;
-  c.request.tg.statusSeen = record.status;
+  c.request.exchange.statusSeen = record.status;
   if (record.status === 'input_required') {
     c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
     return (view.state.pendingRequests?.length ?? 0) > 0 ? questionPendingText(record.tool, record.handle, c.names) : waitingForInputText(record.tool, record.handle, c.names);
@@ -116,7 +116,7 @@ function inputRequired({ record, state }: ProvidedTaskView, message: JsonRpcRequ
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 export async function answerCancel(c: ToolAnswerContext, handle: string): Promise<ToolResult> {
-  const tg = c.request.tg;
+  const tg = c.request.exchange;
   tg.requestedHandle = handle.slice(0, 64);
   tg.taskOperation = 'cancel';
   const found = isHandleShaped(handle) ? await c.deps.store.getTask(handle) : undefined;
@@ -139,7 +139,7 @@ export async function answerCancel(c: ToolAnswerContext, handle: string): Promis
  * comes before the task's interval has passed waits out the rest of it first.
  */
 async function openGoverned(c: ToolAnswerContext, handle: string): Promise<TaskRecord | undefined> {
-  const tg = c.request.tg;
+  const tg = c.request.exchange;
   tg.requestedHandle = handle.slice(0, 64);
   tg.taskOperation = 'get';
   if (!isHandleShaped(handle)) return refuseRecord(c, 'not_found');
@@ -176,7 +176,7 @@ async function delivered(c: ToolAnswerContext, record: TaskRecord): Promise<void
 }
 
 function scopeOf(request: FastifyRequest): TaskScope {
-  return { owner: ownerOf(request), era: request.tg.mcp!.era, upstream: request.tg.route.pool.upstream };
+  return { owner: ownerOf(request), era: request.exchange.mcp!.era, upstream: request.exchange.route.pool.upstream };
 }
 
 /** Unknown, expired and foreign look the same to the caller; only the log and audit trail tell them apart. */
@@ -187,17 +187,17 @@ function refuse(c: ToolAnswerContext, reason: 'not_found' | 'denied'): ToolResul
 
 function refuseRecord(c: ToolAnswerContext, reason: 'not_found' | 'denied'): undefined {
   c.request.log.info({ rpcMethod: 'tools/call', reason, owner: ownerOf(c.request) }, 'background call lookup refused');
-  c.request.tg.taskOutcome = reason;
+  c.request.exchange.taskOutcome = reason;
   return undefined;
 }
 
 /** A tool result of the gateway's, in the request's era (2026: every result has a resultType). */
 export function toolAnswer(request: FastifyRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
-  const shaped = request.tg.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
+  const shaped = request.exchange.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: shaped } };
 }
 
 function unknown(c: ToolAnswerContext, answer: 'unknown'): ToolResult {
-  if (c.request.tg.taskOperation === 'get') c.metrics.backgroundStatusCalls.inc({ answer });
+  if (c.request.exchange.taskOperation === 'get') c.metrics.backgroundStatusCalls.inc({ answer });
   return unknownHandleText();
 }

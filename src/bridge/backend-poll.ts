@@ -27,11 +27,11 @@ export interface BackendView {
 
 /** Asks the backend; throws the catalogue's 502/503/504 when it cannot be asked. */
 export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, record: TaskRecord): Promise<BackendView> {
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.exchange.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   let answer;
   try {
-    answer = await callModern(request, instance, taskCall(record, 'tasks/get'), request.tg.abort);
+    answer = await callModern(request, instance, taskCall(record, 'tasks/get'), request.exchange.abort);
   } catch (error) {
     ctx.count(request, 'tasks/get', 'error');
     throw upstreamFailure(error);

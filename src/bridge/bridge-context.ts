@@ -21,9 +21,9 @@ export function createBridgeContext(logger: Logger, metrics: GatewayMetrics, gen
     metrics,
     generations,
     count(request, method, outcome) {
-      const modernClient = request.tg.mcp?.era === 'modern';
+      const modernClient = request.exchange.mcp?.era === 'modern';
       metrics.bridgeOperations.inc({
-        upstream: request.tg.route.pool.upstream,
+        upstream: request.exchange.route.pool.upstream,
         client: modernClient ? MODERN_LABEL : LEGACY_LABEL,
         backend: modernClient ? LEGACY_LABEL : MODERN_LABEL,
         method,

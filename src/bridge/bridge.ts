@@ -102,23 +102,23 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
-    if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
+    if (request.exchange.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
     // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
     // with an instance that serves 2026 tasks only.
-    const pool = request.tg.route.pool;
+    const pool = request.exchange.route.pool;
     const someModernOnly = asksTask && pool.instances.some((instance) => this.servesOnlyModern(request, instance));
     if (!someModernOnly && !this.refusesLegacy(request)) return undefined;
-    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
-    request.tg.instance = instance;
+    const instance = await selectInstanceFor(request, deps.store, request.exchange.snapshot.sessions);
+    request.exchange.instance = instance;
     if (asksTask && this.servesOnlyModern(request, instance)) return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
     return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
   }
 
   filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
-    if (request.tg.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
-    const instance = request.tg.instance;
+    if (request.exchange.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+    const instance = request.exchange.instance;
     if (!instance || !this.servesOnlyModern(request, instance)) return false;
     if (method === 'initialize') return advertiseLegacyTasks(result);
     if (method === 'tools/list') return markToolsOptional(result);
@@ -127,11 +127,11 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
   private async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
-    if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    if (request.exchange.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
     // Asked of every instance before one is chosen: choosing moves the balancer, and a request
     // the bridge leaves alone must be balanced as if it had not looked.
     if (!this.refusesModern(request)) return undefined;
-    const pool = request.tg.route.pool;
+    const pool = request.exchange.route.pool;
     const instance = pool.selectInstance();
     if (!instance || !this.refusesModern(request, instance)) return undefined;
     return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
@@ -209,7 +209,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   private bridgesUpstream(request: FastifyRequest): boolean {
-    return request.tg.snapshot.config.upstreams[request.tg.route.pool.upstream]?.bridge !== 'off';
+    return request.exchange.snapshot.config.upstreams[request.exchange.route.pool.upstream]?.bridge !== 'off';
   }
 
   /**
@@ -218,19 +218,19 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
    */
   private async takeLegacyRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
-    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    const instance = await selectInstanceFor(request, deps.store, request.exchange.snapshot.sessions);
     if (!this.refusesLegacy(request, instance)) return undefined;
-    request.tg.instance = instance;
+    request.exchange.instance = instance;
     return answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps));
   }
 
   private legacyTasksOf(request: FastifyRequest, instance: Instance, deps: StageDeps): { modern: boolean; list: boolean } {
-    return { modern: this.generations.of(request.tg.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
+    return { modern: this.generations.of(request.exchange.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
   }
 
   /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
   private refusesLegacy(request: FastifyRequest, instance?: Instance): boolean {
-    const pool = request.tg.route.pool;
+    const pool = request.exchange.route.pool;
     const instances = instance ? [instance] : pool.instances;
     return instances.every((candidate) => {
       const facts = this.generations.of(pool.upstream, candidate.url);
@@ -240,7 +240,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /** The instance (or, without one, every instance of the route's upstream) answers 2025 and refuses 2026. */
   private refusesModern(request: FastifyRequest, instance?: Instance): boolean {
-    const pool = request.tg.route.pool;
+    const pool = request.exchange.route.pool;
     const instances = instance ? [instance] : pool.instances;
     return instances.every((candidate) => {
       const facts = this.generations.of(pool.upstream, candidate.url);
@@ -250,7 +250,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
   private servesOnlyModern(request: FastifyRequest, instance: Instance): boolean {
-    const facts = this.generations.of(request.tg.route.pool.upstream, instance.url);
+    const facts = this.generations.of(request.exchange.route.pool.upstream, instance.url);
     return facts.modernTasks === true && facts.legacyTasks === false;
   }
 }

@@ -18,18 +18,18 @@ const ACCEPTED: LocalAnswer = { status: 202, body: '' };
 
 export async function takeInputAnswer(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (route.inputKey === undefined || route.handle === undefined) return undefined;
-  request.tg.answeredLocally = true;
+  request.exchange.answeredLocally = true;
   const record = await deps.store.getTask(route.handle);
   if (!record || record.kind !== 'bridged' || record.owner !== ownerOf(request)) {
     request.log.info({ reason: record ? 'denied' : 'not_found' }, 'an answer to a bridged task\'s question was dropped');
     return ACCEPTED;
   }
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.exchange.route.pool.findInstance(record.instance);
   if (!instance) return ACCEPTED;
   // An error instead of a result: the question is declined (the 2026 shape has no error answer).
   const answer: JsonObject = isObject(message.result) ? message.result : { action: 'cancel' };
   try {
-    const sent = await callModern(request, instance, taskCall(record, 'tasks/update', { inputResponses: { [route.inputKey]: answer } }), request.tg.abort);
+    const sent = await callModern(request, instance, taskCall(record, 'tasks/update', { inputResponses: { [route.inputKey]: answer } }), request.exchange.abort);
     ctx.count(request, 'tasks/update', sent.response?.result ? 'ok' : 'error');
   } catch (error) {
     ctx.count(request, 'tasks/update', 'error');

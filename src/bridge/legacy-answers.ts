@@ -26,11 +26,11 @@ export async function answerLegacyGet(ctx: BridgeContext, deps: StageDeps, reque
   if (!isTerminalStatus(record.status)) {
     const view = await pollBackend(ctx, deps, request, record);
     const text = JSON.stringify(taskFromRecord(view.updated));
-    await learn(deps, record, view, { text, tag: request.tg.snapshotTag });
+    await learn(deps, record, view, { text, tag: request.exchange.snapshotTag });
     current = view.updated;
     ctx.count(request, 'tasks/get', 'ok');
   }
-  request.tg.statusSeen = current.status;
+  request.exchange.statusSeen = current.status;
   const text = JSON.stringify(taskFromRecord(current));
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}` };
 }
@@ -44,13 +44,13 @@ export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, re
     current = view.updated;
   }
   if (isTerminalStatus(current.status)) {
-    request.tg.statusSeen = current.status;
+    request.exchange.statusSeen = current.status;
     throw new GatewayError('TG_ERR_TASK_TERMINAL', { detail: `'${current.status}'` });
   }
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.exchange.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   try {
-    const answer = await callModern(request, instance, taskCall(record, 'tasks/cancel'), request.tg.abort);
+    const answer = await callModern(request, instance, taskCall(record, 'tasks/cancel'), request.exchange.abort);
     if (!answer.response?.result) throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend did not acknowledge the cancel (HTTP ${answer.status})` });
   } catch (error) {
     ctx.count(request, 'tasks/cancel', 'error');
@@ -60,6 +60,6 @@ export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, re
   const cancelled: TaskRecord = { ...current, ...patch };
   await learn(deps, current, { patch, updated: cancelled });
   ctx.count(request, 'tasks/cancel', 'ok');
-  request.tg.statusSeen = 'cancelled';
+  request.exchange.statusSeen = 'cancelled';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: taskFromRecord(cancelled) } };
 }

@@ -36,7 +36,7 @@ export async function createBridgedLegacyTask(
   tool: string,
   instance: Instance,
 ): Promise<LocalAnswer> {
-  const tg = request.tg;
+  const tg = request.exchange;
   tg.toolName = tool.slice(0, 128);
   const owner = ownerOf(request);
   await countCreation(deps, owner);
@@ -153,12 +153,12 @@ function newRecord(
   };
 }
 
-function tg(request: FastifyRequest): FastifyRequest['tg'] {
-  return request.tg;
+function tg(request: FastifyRequest): FastifyRequest['exchange'] {
+  return request.exchange;
 }
 
 function announce(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, record: TaskRecord): void {
-  request.tg.createdTask = record;
+  request.exchange.createdTask = record;
   deps.observer.created(record);
   ctx.logger.debug({ upstream: record.upstream, tool: record.tool, kind: record.kind }, 'a 2025-11-25 task bridged to a 2026-07-28 backend');
 }

@@ -40,7 +40,7 @@ export async function answerLegacyRequest(ctx: BridgeContext, request: FastifyRe
   const value = name === undefined ? undefined : params[name];
   let answer;
   try {
-    answer = await callModern(request, instance, { method: message.method, params, ...(typeof value === 'string' ? { name: value } : {}) }, request.tg.abort);
+    answer = await callModern(request, instance, { method: message.method, params, ...(typeof value === 'string' ? { name: value } : {}) }, request.exchange.abort);
   } catch (error) {
     ctx.count(request, message.method, 'error');
     throw upstreamFailure(error);
@@ -67,7 +67,7 @@ export async function answerLegacyRequest(ctx: BridgeContext, request: FastifyRe
 async function initialize(ctx: BridgeContext, request: FastifyRequest, message: JsonRpcRequest, instance: Instance, tasks: { modern: boolean; list: boolean }): Promise<LocalAnswer> {
   let answer;
   try {
-    answer = await callModern(request, instance, { method: 'server/discover', params: {} }, request.tg.abort);
+    answer = await callModern(request, instance, { method: 'server/discover', params: {} }, request.exchange.abort);
   } catch (error) {
     throw upstreamFailure(error);
   }

@@ -101,7 +101,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: FastifyR
   // A cancel (any replica) is heard at once rather than at the next poll.
   const unsubscribe = deps.store.events.subscribe(record.handle, () => schedule(0));
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.exchange.abort.once('abort', finish);
   step(first).catch(() => schedule(1000));
   return stream;
 }
@@ -123,7 +123,7 @@ async function relayQuestions(ctx: BridgeContext, deps: StageDeps, record: TaskR
 
 /** The final answer, counted; a read-once task is forgotten once it went out. */
 async function deliver(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, view: BackendView): Promise<unknown> {
-  request.tg.statusSeen = view.updated.status;
+  request.exchange.statusSeen = view.updated.status;
   ctx.count(request, 'tasks/result', 'ok');
   const answer = finalAnswer(message, view.updated, view.detailed);
   if (view.updated.readOnce) {

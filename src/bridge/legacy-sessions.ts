@@ -84,7 +84,7 @@ export function callInSession(
   headers['mcp-protocol-version'] = session.version;
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
   const id = newRequestId();
-  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.tg.abort, options);
+  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.exchange.abort, options);
 }
 
 /** POSTs a JSON-RPC response (the answer to a backend's question) in `session`. */
@@ -116,5 +116,5 @@ async function openSession(request: FastifyRequest, instance: Instance): Promise
 }
 
 function sessionKey(request: FastifyRequest, instance: Instance): string {
-  return `${request.tg.route.pool.upstream}\u0000${instance.url}\u0000${ownerOf(request)}`;
+  return `${request.exchange.route.pool.upstream}\u0000${instance.url}\u0000${ownerOf(request)}`;
 }

@@ -44,8 +44,8 @@ export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, reque
   const instance = instanceOf(request, record);
   const ask: Ask = async (method, params) => (await inSession(ctx, request, instance, record, method, params)).response;
   const questions = () => questionsOf(ctx, deps, request, instance, record);
-  const { text, updated } = await learnFromBackend(deps, record, ask, questions, request.tg.snapshotTag);
-  request.tg.statusSeen = updated.status;
+  const { text, updated } = await learnFromBackend(deps, record, ask, questions, request.exchange.snapshotTag);
+  request.exchange.statusSeen = updated.status;
   ctx.count(request, 'tasks/get', 'ok');
   if (updated.readOnce && (updated.status === 'completed' || updated.status === 'failed')) {
     await deps.store.deleteTask(updated.handle);
@@ -182,7 +182,7 @@ export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, re
     if (fields?.status === 'cancelled') {
       const updated = { ...record, ...nextState(deps.policy, record, fields) };
       await learn(deps, record, { patch: diff(record, updated), updated });
-      request.tg.statusSeen = 'cancelled';
+      request.exchange.statusSeen = 'cancelled';
     }
     ctx.count(request, 'tasks/cancel', fields ? 'ok' : 'error');
   }
@@ -210,7 +210,7 @@ function sessionOf(record: TaskRecord): { id?: string; version: string } {
 }
 
 function instanceOf(request: FastifyRequest, record: TaskRecord): Instance {
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.exchange.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   return instance;
 }

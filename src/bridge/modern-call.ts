@@ -33,7 +33,7 @@ export function taskCall(record: TaskRecord, method: 'tasks/get' | 'tasks/cancel
  * any of the protocol's own (the caller sets those for the generation it speaks).
  */
 export function backendHeaders(request: FastifyRequest, instance: Instance): Record<string, string> {
-  const endpoint = request.tg.route.endpoints.get(instance.url) ?? new URL(instance.url);
+  const endpoint = request.exchange.route.endpoints.get(instance.url) ?? new URL(instance.url);
   const headers = copyRequestHeaders(request.headers);
   for (const name of Object.keys(headers)) if (name.startsWith('mcp-') || name === 'last-event-id' || name === 'content-length') delete headers[name];
   headers.host = endpoint.host;
@@ -56,7 +56,7 @@ export async function sendToInstance(
   signal?: Dispatcher.RequestOptions['signal'],
   options: ExchangeOptions = {},
 ): Promise<RpcAnswer> {
-  const tg = request.tg;
+  const tg = request.exchange;
   const route = tg.route;
   const endpoint = route.endpoints.get(instance.url) ?? new URL(instance.url);
   const { maxResponseBytes, maxSseEventBytes } = tg.snapshot.config.limits;

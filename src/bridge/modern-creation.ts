@@ -32,7 +32,7 @@ export async function createBridgedModernTask(
   tool: string,
   instance: Instance,
 ): Promise<LocalAnswer> {
-  const tg = request.tg;
+  const tg = request.exchange;
   tg.toolName = tool.slice(0, 128);
   tg.declaresTasks = true;
   tg.instance = instance;
@@ -92,7 +92,7 @@ export async function createBridgedModernTask(
 }
 
 function newRecord(deps: StageDeps, request: FastifyRequest, tool: string, instance: Instance, session: LegacySession, upstreamTaskId: string, ttlMs: number, pollIntervalMs: number | undefined): TaskRecord {
-  const tg = request.tg;
+  const tg = request.exchange;
   const now = Date.now();
   const iso = new Date(now).toISOString();
   return {

@@ -38,7 +38,7 @@ export async function answerModernRequest(ctx: BridgeContext, sessions: LegacySe
   if (method === 'tools/call') {
     const params = isObject(message.params) ? message.params : {};
     const tool = typeof params.name === 'string' ? params.name : '';
-    const support = ctx.generations.of(request.tg.route.pool.upstream, instance.url).legacyTools?.[tool];
+    const support = ctx.generations.of(request.exchange.route.pool.upstream, instance.url).legacyTools?.[tool];
     const declared = declaresTasksExtension(message);
     if (declared && (support === 'optional' || support === 'required')) {
       return createBridgedModernTask(ctx, sessions, deps, request, message, legacyParams(params), tool, instance);
@@ -64,7 +64,7 @@ async function discover(ctx: BridgeContext, sessions: LegacySessions, request: F
   // 2025-only keys (tasks, the session's logging) have no place in 2026 capabilities.
   const capabilities: JsonObject = {};
   for (const key of ['tools', 'prompts', 'resources', 'completions', 'experimental'] as const) if (declared[key] !== undefined) capabilities[key] = declared[key];
-  if (ctx.generations.of(request.tg.route.pool.upstream, instance.url).legacyTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+  if (ctx.generations.of(request.exchange.route.pool.upstream, instance.url).legacyTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
   const result: JsonObject = { resultType: 'complete', supportedVersions: [MODERN_VERSION], capabilities, ttlMs: 0, cacheScope: 'private' };
   if (typeof init.instructions === 'string') result.instructions = init.instructions;
   if (isObject(init.serverInfo)) result._meta = { 'io.modelcontextprotocol/serverInfo': init.serverInfo };

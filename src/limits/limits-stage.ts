@@ -88,7 +88,7 @@ export class LimitsStage {
    * wait for) when no limit applies, so requests no limit concerns do not pay for a promise.
    */
   admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const message = request.tg.mcp?.message;
+    const message = request.exchange.mcp?.message;
     if (message?.kind !== 'request') return undefined;
     if (message.method === 'tools/call') {
       const name = (message.params as { name?: unknown } | undefined)?.name;
@@ -100,7 +100,7 @@ export class LimitsStage {
   }
 
   private async admitToolCall(request: FastifyRequest, reply: FastifyReply, rules: CompiledRules): Promise<void> {
-    const owner = request.tg.principalKey ?? ANONYMOUS;
+    const owner = request.exchange.principalKey ?? ANONYMOUS;
     const slotId = randomUUID();
     const now = Date.now();
     const verdict = await this.deps.limits.acquire({ owner, rates: rules.rates, slots: rules.slots, slotId, slotTtlMs: this.policy.slotTtl, now });
@@ -121,16 +121,16 @@ export class LimitsStage {
         request.log.warn({ err: error }, 'could not give back a tools/call concurrency slot; it lapses after toolLimits.slotTtl');
       });
     };
-    if (request.tg.mcp?.era !== 'legacy') {
+    if (request.exchange.mcp?.era !== 'legacy') {
       // 2026-07-28: a closed stream is the call's cancellation. The client's hang-up closes the
       // upstream request (proxy-route.ts, before this listener runs), then the slot goes back.
       reply.raw.once('close', release);
       return;
     }
     // 2025: the backend runs on after a hang-up, so the slot waits for its answer.
-    const inFlight = request.tg.snapshot.inFlight;
+    const inFlight = request.exchange.snapshot.inFlight;
     const hold = new CallHold({ release, lapsesAt: now + this.policy.slotTtl, holds: this.holds, enterSnapshot: () => inFlight.enter() });
-    request.tg.callHold = hold;
+    request.exchange.callHold = hold;
     reply.raw.once('close', () => hold.responseClosed());
   }
 
@@ -140,7 +140,7 @@ export class LimitsStage {
   }
 
   private async checkSuspension(request: FastifyRequest): Promise<void> {
-    const owner = request.tg.principalKey ?? ANONYMOUS;
+    const owner = request.exchange.principalKey ?? ANONYMOUS;
     const now = Date.now();
     const known = this.suspensions.get(owner, now);
     const left = known === undefined ? await this.deps.limits.suspendedFor(owner, now) : known - now;
@@ -149,7 +149,7 @@ export class LimitsStage {
   }
 
   private refuse(request: FastifyRequest, refusal: LimitRefusal, retryAfterMs: number, data: Record<string, unknown>): GatewayError {
-    request.tg.limitRefusal = refusal;
+    request.exchange.limitRefusal = refusal;
     this.deps.metrics.limitRejections.inc({ limit: refusal.limit, scope: refusal.scope });
     const detail =
       refusal.limit === 'suspended'

@@ -21,7 +21,7 @@ export interface McpContext {
   body: Buffer;
 }
 
-/** Runs the stage; on POST, leaves the parsed body on `request.tg.mcp`. */
+/** Runs the stage; on POST, leaves the parsed body on `request.exchange.mcp`. */
 export function runMcpStage(request: FastifyRequest): void {
   const headers = request.headers;
   switch (request.method) {
@@ -39,7 +39,7 @@ export function runMcpStage(request: FastifyRequest): void {
       const message = parsed.batch ? undefined : parsed.messages[0];
       const mcp: McpContext = { messages: parsed.messages, batch: parsed.batch, era, message, body };
       // Set before the header check so that its error answer carries the request's id.
-      request.tg.mcp = mcp;
+      request.exchange.mcp = mcp;
       if (era === 'modern' && message?.kind === 'request') validateModernHeaders(message, headers);
       // 2026-07-28 servers send clients no requests, so a 2026 client has nothing to answer:
       // a response can only be a mistake or a probe, and no backend needs to see it.
@@ -64,7 +64,7 @@ export function runMcpStage(request: FastifyRequest): void {
 
 /** The 2025-era session a request names; 2026-07-28 requests have none (sessions are gone). */
 export function sessionIdOf(request: FastifyRequest): string | undefined {
-  if (request.tg.mcp?.era === 'modern') return undefined;
+  if (request.exchange.mcp?.era === 'modern') return undefined;
   const value = request.headers['mcp-session-id'];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
@@ -74,7 +74,7 @@ export function sessionIdOf(request: FastifyRequest): string | undefined {
  * stage pinned one (null: none), else the client's.
  */
 export function upstreamSessionOf(request: FastifyRequest): string | undefined {
-  const pinned = request.tg.upstreamHeaders?.['mcp-session-id'];
+  const pinned = request.exchange.upstreamHeaders?.['mcp-session-id'];
   if (pinned !== undefined) return pinned ?? undefined;
-  return request.tg.sessionId;
+  return request.exchange.sessionId;
 }

@@ -14,7 +14,7 @@ export interface RequestLogDeps {
   readonly hashHandle: HandleHasher;
 }
 
-function taskHandleOf(tg: FastifyRequest['tg'] | undefined): string | undefined {
+function taskHandleOf(tg: FastifyRequest['exchange'] | undefined): string | undefined {
   return tg?.createdTask?.handle ?? tg?.task?.handle ?? tg?.requestedHandle;
 }
 
@@ -25,7 +25,7 @@ export function registerRequestLog(app: FastifyInstance, { metrics, observer, ha
   // Callback style, not async: this runs for every request and has nothing to wait for, so it
   // need not cost a promise and a microtask turn each time.
   app.addHook('onResponse', (request, reply, done) => {
-    const tg = request.tg;
+    const tg = request.exchange;
     const message = tg?.mcp?.message;
     const rpcMethod = rpcMethodLabel(message && 'method' in message ? message.method : undefined, message?.kind ?? 'none');
     const route = tg?.route.path ?? 'unmatched';

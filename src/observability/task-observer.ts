@@ -81,7 +81,7 @@ export class TaskObserver {
 
   /** One audit event per task operation, once its answer is known; feeds the enumeration detector. */
   requestEnded(request: FastifyRequest, statusCode: number): void {
-    const tg = request.tg;
+    const tg = request.exchange;
     if (!tg) return;
     const message = tg.mcp?.message;
     const method = message?.kind === 'request' ? message.method : undefined;
@@ -116,8 +116,8 @@ export class TaskObserver {
    */
   subscriptionRefused(request: FastifyRequest, handle: string | undefined, reason: 'not_found' | 'denied'): void {
     this.audit.record(this.auditEvent(request, 'denied', false, reason, handle, undefined));
-    const owner = request.tg.principalKey ?? 'anonymous';
-    this.principals.refused(owner, request.tg.principal?.issuer, reason);
+    const owner = request.exchange.principalKey ?? 'anonymous';
+    this.principals.refused(owner, request.exchange.principal?.issuer, reason);
     this.countRefusal(request, owner);
   }
 
@@ -127,7 +127,7 @@ export class TaskObserver {
    * are left out of the line (auditLine serialises with JSON.stringify).
    */
   private auditEvent(request: FastifyRequest, event: AuditEventName, allowed: boolean, reason: string | undefined, handle: string | undefined, status: string | undefined): AuditEvent {
-    const tg = request.tg;
+    const tg = request.exchange;
     const principal = tg.principal;
     return {
       principal: principal && { issuer: principal.issuer, subject: principal.subject, tenant: principal.tenant, clientId: principal.clientId },

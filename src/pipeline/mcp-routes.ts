@@ -13,7 +13,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { prepareUpstreamToken } from '../upstream/credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { isPreflight } from '../listener/cors.js';
@@ -25,7 +25,7 @@ import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
-import { ClientAbort } from '../upstream/client-abort.js';
+import { RequestExchange } from './exchange.js';
 import { RouteDispatcher } from '../upstream/dispatcher.js';
 import { createForwarder } from '../upstream/forward.js';
 import { headerValue, relayResponse } from './way-back.js';
@@ -54,24 +54,24 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
-      if (request.tg.mcp?.batch) refuseGovernedBatch(request.tg.mcp.messages, request.tg.snapshot);
-      request.tg.sessionId = sessionIdOf(request);
+      if (request.exchange.mcp?.batch) refuseGovernedBatch(request.exchange.mcp.messages, request.exchange.snapshot);
+      request.exchange.sessionId = sessionIdOf(request);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
-      const admitted = request.tg.snapshot.limits.admit(request, reply);
+      const admitted = request.exchange.snapshot.limits.admit(request, reply);
       if (admitted) await admitted;
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
-      const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
+      const answer = await planTaskRequest(request.exchange.snapshot.tasks, request);
       if (answer) {
         // fastify runs the handler after this hook when a hang-up cut the answer short; it
         // forwards nothing for a request answered here (forward.ts).
-        request.tg.answeredLocally = true;
+        request.exchange.answeredLocally = true;
         reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json');
         await (isStream(answer.body) ? sendStreamNow(reply, answer.body) : reply.send(answer.body));
         return;
       }
       // The client left while the stages ran: nothing to route, no token to obtain.
-      if (request.tg.abort.aborted) return;
-      request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+      if (request.exchange.abort.aborted) return;
+      request.exchange.instance ??= await selectInstanceFor(request, deps.store, request.exchange.snapshot.sessions);
       // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
       const token = prepareUpstreamToken(request);
       if (token) await token;
@@ -88,7 +88,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       undici: new RouteDispatcher() as never,
       preHandler,
       // No instance when the preHandler answered or the client left: the handler then forwards nothing.
-      replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance?.url ?? '' },
+      replyOptions: { getUpstream: (req) => (req as FastifyRequest).exchange.instance?.url ?? '' },
       handler: (request, reply) => forward(request as FastifyRequest, reply as FastifyReply),
     });
   });
@@ -119,7 +119,7 @@ function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySn
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
-  request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
+  request.exchange = new RequestExchange(request, reply, snapshot, route);
   // The snapshot stays open (its agents, its key sets) until this response is over.
   snapshot.inFlight.join();
   (reply.raw as ClosingResponse)[kReply] = reply;
@@ -150,7 +150,7 @@ type ClosingResponse = FastifyReply['raw'] & { [kReply]?: FastifyReply };
  */
 function onResponseClose(this: ClosingResponse): void {
   const reply = this[kReply]!;
-  const tg = reply.request.tg;
+  const tg = reply.request.exchange;
   // Not finished, and not given up on by the gateway (which aborts first): the client hung up.
   // That is the client's choice, not a fault: one info line (docs/security.md, "Client hang-ups").
   if (!this.writableFinished && !tg.abort.aborted) {
@@ -163,14 +163,14 @@ function onResponseClose(this: ClosingResponse): void {
 
 function logHangUp(reply: FastifyReply): void {
   const request = reply.request;
-  const message = request.tg.mcp?.message;
+  const message = request.exchange.mcp?.message;
   request.log.info(
     {
       method: request.method,
-      path: request.tg.route.path,
+      path: request.exchange.route.path,
       rpcMethod: message && 'method' in message ? message.method : undefined,
       ms: Math.round(reply.elapsedTime * 10) / 10,
-      answeredLocally: request.tg.answeredLocally,
+      answeredLocally: request.exchange.answeredLocally,
     },
     'client hung up',
   );
@@ -182,7 +182,7 @@ function isStream(body: unknown): body is NodeJS.ReadableStream {
 
 function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {
   const timer = setTimeout(() => {
-    request.tg.abort.abort();
+    request.exchange.abort.abort();
     if (!reply.raw.headersSent) sendGatewayError(request, reply, new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { detail: 'request time limit reached' }));
     else reply.raw.destroy();
   }, ms);

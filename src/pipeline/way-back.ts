@@ -18,7 +18,7 @@ import { readBounded, relayThrough } from '../upstream/relay-streams.js';
 import { sendStreamNow } from '../upstream/stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
-  const tg = request.tg;
+  const tg = request.exchange;
   const { snapshot, route } = tg;
   if (tg.upstreamStartedAt !== undefined) {
     route.upstreamHeadersDuration.observe(Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9);
@@ -75,14 +75,14 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
 async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, hook: MessageHook): Promise<void> {
   let body: Buffer;
   try {
-    body = await readBounded(res.stream, request.tg.snapshot.config.limits.maxResponseBytes);
+    body = await readBounded(res.stream, request.exchange.snapshot.config.limits.maxResponseBytes);
   } catch (error) {
-    if (request.tg.abort.aborted) return;
+    if (request.exchange.abort.aborted) return;
     sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
     return;
   }
   // Read whole although the client left: a held call's (src/limits/call-hold.ts). Nobody to answer.
-  if (request.tg.abort.aborted) return;
+  if (request.exchange.abort.aborted) return;
   let rewritten: Buffer | null;
   try {
     rewritten = await rewriteJsonReply(body, hook);
@@ -91,7 +91,7 @@ async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res:
     sendGatewayError(request, reply, toGatewayError(error));
     return;
   }
-  if (request.tg.replyStatus !== undefined) reply.code(request.tg.replyStatus).headers(request.tg.replyHeaders ?? {});
+  if (request.exchange.replyStatus !== undefined) reply.code(request.exchange.replyStatus).headers(request.exchange.replyHeaders ?? {});
   if (rewritten === null) {
     reply.code(202).removeHeader('content-type').removeHeader('content-length').send();
     return;

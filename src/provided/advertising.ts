@@ -18,10 +18,10 @@ export const ADVERTISING_METHODS: ReadonlySet<string> = new Set(['initialize', '
 
 /** Rewrites `result` of `method` in place; true when it changed. */
 export function advertiseProvidedTasks(support: BackendSupport, request: FastifyRequest, method: string, result: JsonObject): boolean {
-  const upstream = request.tg.route.pool.upstream;
-  const policy = request.tg.snapshot.config.upstreams[upstream]?.providedTasks;
+  const upstream = request.exchange.route.pool.upstream;
+  const policy = request.exchange.snapshot.config.upstreams[upstream]?.providedTasks;
   if (!policy) return false;
-  const era = request.tg.mcp?.era;
+  const era = request.exchange.mcp?.era;
   switch (method) {
     case 'initialize': {
       const capabilities = objectAt(result, 'capabilities');

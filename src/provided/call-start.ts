@@ -52,7 +52,7 @@ export interface CallPlan {
 
 /** The call's target, with the headers `request` would be forwarded with. */
 export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: boolean): CallTarget {
-  const route = request.tg.route;
+  const route = request.exchange.route;
   const endpoint = route.endpoints.get(plan.instance.url) ?? new URL(plan.instance.url);
   // The creating request's own headers are what a forwarded call would carry; a retry (from a
   // tasks/update) carries the original call's protocol headers instead of its own.
@@ -67,7 +67,7 @@ export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: 
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') flat[name] = value;
   // The snapshot's count, not the request: a call must not keep its request alive.
-  const inFlight = request.tg.snapshot.inFlight;
+  const inFlight = request.exchange.snapshot.inFlight;
   return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat, hold: () => inFlight.enter() };
 }
 
@@ -86,8 +86,8 @@ export interface CallTrace {
 
 /** The CallTrace of a call started while `request` is served; undefined with tracing off. */
 export function callTraceOf(request: FastifyRequest, reason: CallTrace['reason'], task?: TaskRecord): CallTrace | undefined {
-  const tracing = request.tg.snapshot.tracing;
-  return tracing && { tracing, upstream: request.tg.route.pool.upstream, reason, during: request.tg.trace, task };
+  const tracing = request.exchange.snapshot.tracing;
+  return tracing && { tracing, upstream: request.exchange.route.pool.upstream, reason, during: request.exchange.trace, task };
 }
 
 /** Starts the call: the runner sends it at once and reports to `reports`. */

@@ -9,7 +9,7 @@
  * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
  */
 import type { FastifyRequest } from 'fastify';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { prepareUpstreamToken } from '../upstream/credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -41,14 +41,14 @@ export async function createLegacyTask(c: CreationContext, request: FastifyReque
   const owner = ownerOf(request);
   await countCreation(deps, owner);
   if (ctx.inFlight >= deps.policy.provided.maxRunning) throw new GatewayError('TG_ERR_GATEWAY_BUSY');
-  const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
-  request.tg.instance = instance;
+  const instance = await selectInstanceFor(request, deps.store, request.exchange.snapshot.sessions);
+  request.exchange.instance = instance;
   // A token-exchange upstream's token for the backend call, before any record is written.
   await prepareUpstreamToken(request);
   const requested = isObject(params.task) ? params.task.ttl : undefined;
   const ttlMs = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, ttlCap(deps, tool));
   const record = newRecord(request, tool, ttlMs, instance, deps);
-  const plan: CallPlan = { call: captureCall(request, params), instance, session: request.tg.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
+  const plan: CallPlan = { call: captureCall(request, params), instance, session: request.exchange.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
   const state: ProvidedState = { call: plan.call, instance: instance.url, round: 0 };
   const created = await deps.store.createProvidedTask(record, state, deps.policy.maxLivePerPrincipal);
   if (created !== 'created') throw refusal(deps, created);
@@ -93,7 +93,7 @@ export type HoldOutcome =
 export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 'settings'>, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string, options: HoldOptions): Promise<HoldOutcome | undefined> {
   const { ctx, deps } = c;
   if (ctx.inFlight >= deps.policy.provided.maxRunning) return undefined;
-  const tg = request.tg;
+  const tg = request.exchange;
   const instance = await selectInstanceFor(request, deps.store, tg.snapshot.sessions);
   tg.instance = instance;
   await prepareUpstreamToken(request);
@@ -150,13 +150,13 @@ async function promote(c: Pick<CreationContext, 'deps'>, request: FastifyRequest
 
 function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
   const target = callTarget(request, plan, fromClient);
-  const limits = request.tg.snapshot.config.limits;
+  const limits = request.exchange.snapshot.config.limits;
   const trace = callTraceOf(request, 'run');
   return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace), c.settings);
 }
 
 function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {
-  const tg = request.tg;
+  const tg = request.exchange;
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const handle = mintHandle();
@@ -195,7 +195,7 @@ function ttlCap(deps: StageDeps, tool: string): number {
 }
 
 function announce(c: Pick<CreationContext, 'deps'>, request: FastifyRequest, record: TaskRecord): void {
-  request.tg.createdTask = record;
+  request.exchange.createdTask = record;
   c.deps.observer.created(record);
 }
 

@@ -8,13 +8,13 @@
  * advertise tasks), an event-stream filter (2025 status on GET streams), and the
  * GatewayRunTasks other capabilities use. It lives as
  * long as the gateway (its calls outlive any policy snapshot); each request brings its own
- * policy in request.tg.snapshot.
+ * policy in request.exchange.snapshot.
  */
 import { randomUUID } from 'node:crypto';
 import type { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { prepareUpstreamToken } from '../upstream/credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -82,7 +82,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
-    const tg = request.tg;
+    const tg = request.exchange;
     const upstream = tg.route.pool.upstream;
     const policy = tg.snapshot.config.upstreams[upstream]?.providedTasks;
     const era = tg.mcp!.era;
@@ -126,7 +126,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
     const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-    const settings = this.settings(deps, request, request.tg.mcp!.era, options.timeoutMs);
+    const settings = this.settings(deps, request, request.exchange.mcp!.era, options.timeoutMs);
     const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
       waitMs: options.detachAfterMs,
       timeoutMs: options.timeoutMs,
@@ -229,11 +229,11 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
   private settings(deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
-    const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
+    const { maxResponseBytes, maxSseEventBytes } = request.exchange.snapshot.config.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
     const settings: DriverSettings = {
       era,
-      upstream: request.tg.route.pool.upstream,
+      upstream: request.exchange.route.pool.upstream,
       leaseMs: provided.lease,
       timeoutMs,
       limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
@@ -250,7 +250,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
           },
         }),
       // Not the request's trace: a retry without input runs after this request has ended.
-      tracing: request.tg.snapshot.tracing,
+      tracing: request.exchange.snapshot.tracing,
     };
     return settings;
   }
@@ -272,8 +272,8 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
 
   /** 2026 tasks/update answered every question: the call again, on this replica. */
   private retry(deps: StageDeps, request: FastifyRequest, retry: Retry): void {
-    const instance = request.tg.route.pool.selectInstance();
-    const upstream = request.tg.snapshot.config.upstreams[retry.record.upstream];
+    const instance = request.exchange.route.pool.selectInstance();
+    const upstream = request.exchange.snapshot.config.upstreams[retry.record.upstream];
     // A background call (src/background/) runs under its own section's limit.
     const policy = retry.record.backgroundCall === undefined ? upstream?.providedTasks : upstream?.backgroundCalls;
     const call = retry.view.state.call;
@@ -292,7 +292,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     }
     const plan = { call, instance, extraParams, timeoutMs: Math.max(1, Math.min(left, retry.record.expiresAt - Date.now())), timeoutMessage };
     const target = callTarget(request, plan, false);
-    const limits = request.tg.snapshot.config.limits;
+    const limits = request.exchange.snapshot.config.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
     new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
   }

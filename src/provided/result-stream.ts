@@ -27,7 +27,7 @@ export async function answerLegacyResult(deps: TaskDeps, request: FastifyRequest
   const first = await deps.store.readProvidedTask(handle);
   if (!first) throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
   if (isTerminalStatus(first.record.status)) {
-    request.tg.statusSeen = first.record.status;
+    request.exchange.statusSeen = first.record.status;
     const body = finalAnswer(message, first);
     await forgetIfReadOnce(deps, first);
     return { status: 200, body };
@@ -65,7 +65,7 @@ function streamUntilEnded(deps: TaskDeps, request: FastifyRequest, message: Json
       send(pending);
     }
     if (!isTerminalStatus(view.record.status)) return;
-    request.tg.statusSeen = view.record.status;
+    request.exchange.statusSeen = view.record.status;
     send(finalAnswer(message, view));
     finish();
     await forgetIfReadOnce(deps, view);
@@ -89,7 +89,7 @@ function streamUntilEnded(deps: TaskDeps, request: FastifyRequest, message: Json
   }, RECHECK_MS);
   timer.unref();
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.exchange.abort.once('abort', finish);
   schedule();
   return stream;
 }

@@ -32,7 +32,7 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
     task = detailedTask(view);
   }
   const text = JSON.stringify(task);
-  const tg = request.tg;
+  const tg = request.exchange;
   tg.statusSeen = task.status as TaskRecord['status'];
   // The answer is the task's poll snapshot: early polls get it without another read.
   deps.store.recordPoll(record, {}, text, tg.snapshotTag).catch((error: unknown) => {
@@ -54,7 +54,7 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const moved = await cancelTask(ctx, deps, record);
-  request.tg.statusSeen = moved ? 'cancelled' : undefined;
+  request.exchange.statusSeen = moved ? 'cancelled' : undefined;
   if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
   if (!moved) {
     const now = await deps.store.getTask(record.handle);

@@ -10,7 +10,7 @@ import { isHandleShaped } from '../tasks/handle.js';
 import { ownerOf, type TaskDeps } from '../tasks/task-context.js';
 
 export async function grantHandles(deps: TaskDeps, request: FastifyRequest, asked: readonly unknown[]): Promise<TaskRecord[]> {
-  const scope: TaskScope = { owner: ownerOf(request), era: 'modern', upstream: request.tg.route.pool.upstream };
+  const scope: TaskScope = { owner: ownerOf(request), era: 'modern', upstream: request.exchange.route.pool.upstream };
   const unique = [...new Set(asked)];
   // One read per handle, all sent at once (pipelined on Redis).
   const records = await Promise.all(unique.map((id) => (isHandleShaped(id) ? deps.store.getTask(id) : Promise.resolve(undefined))));

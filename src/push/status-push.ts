@@ -191,9 +191,9 @@ export class StatusPush implements MethodTakeover {
     for (const record of granted) if (this.polled(deps, record) && this.poller.acquire(record) && record.kind === 'backend') this.upstreams.watch(record);
     const subscription = new TaskSubscription(this.deps, stream, granted.map((r) => r.handle), endIfDone);
     held.subscription = subscription;
-    request.tg.abort.once('abort', () => stream.abort());
+    request.exchange.abort.once('abort', () => stream.abort());
     // The client may have left while the handles were read or the backend listen opened.
-    if (request.tg.abort.aborted) stream.abort();
+    if (request.exchange.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
   }

@@ -9,7 +9,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { prepareUpstreamToken } from '../upstream/credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { isEventStream } from '../mcp/media-type.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -38,7 +38,7 @@ export interface OpenUpstreamListen {
 
 /** Opens the listen with `filter`; a reply that is not an event stream is relayed as the client's answer. */
 export async function openClientListen(request: FastifyRequest, store: Store, message: JsonRpcRequest, filter: JsonObject, handlers: UpstreamListenHandlers): Promise<OpenUpstreamListen | LocalAnswer> {
-  const tg = request.tg;
+  const tg = request.exchange;
   tg.instance ??= await selectInstanceFor(request, store, tg.snapshot.sessions);
   const token = prepareUpstreamToken(request);
   if (token) await token;

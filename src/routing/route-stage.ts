@@ -14,8 +14,8 @@ export interface SessionPolicy {
 }
 
 export async function selectInstanceFor(request: FastifyRequest, store: Store, policy: SessionPolicy): Promise<Instance> {
-  const { pool } = request.tg.route;
-  const sessionId = request.tg.sessionId;
+  const { pool } = request.exchange.route;
+  const sessionId = request.exchange.sessionId;
   // With one instance there is nothing to stick to: the store is not asked, so sessions on
   // such an upstream keep working while the store is away, at no round trip.
   const sole = pool.soleInstance();
@@ -29,7 +29,7 @@ export async function selectInstanceFor(request: FastifyRequest, store: Store, p
     // the spec's answer is 404 (the client re-initialises).
     throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
   }
-  const instance = pool.selectInstance(Date.now(), request.tg.refused);
+  const instance = pool.selectInstance(Date.now(), request.exchange.refused);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE');
   return instance;
 }
@@ -38,7 +38,7 @@ export async function selectInstanceFor(request: FastifyRequest, store: Store, p
 export function canFailOver(request: FastifyRequest): boolean {
   // A session, a task, or the answer to a server's request lives on one instance; only new
   // work may move.
-  return request.tg.sessionId === undefined && request.tg.task === undefined && request.tg.upstreamHeaders === undefined;
+  return request.exchange.sessionId === undefined && request.exchange.task === undefined && request.exchange.upstreamHeaders === undefined;
 }
 
 /** Session bookkeeping once the upstream has answered. */
@@ -49,16 +49,16 @@ export async function recordSessionOutcome(
   store: Store,
   policy: SessionPolicy,
 ): Promise<void> {
-  const { pool } = request.tg.route;
+  const { pool } = request.exchange.route;
   if (pool.soleInstance()) return; // no stickiness to keep (see selectInstanceFor)
-  const instance = request.tg.instance;
-  const message = request.tg.mcp?.message;
+  const instance = request.exchange.instance;
+  const message = request.exchange.mcp?.message;
   const ok = statusCode >= 200 && statusCode < 300;
   if (ok && instance && responseSessionId && message?.kind === 'request' && message.method === 'initialize') {
     await store.setSessionInstance(pool.upstream, responseSessionId, instance.url, policy.idleTtlMs);
     return;
   }
-  const sessionId = request.tg.sessionId;
+  const sessionId = request.exchange.sessionId;
   if (sessionId === undefined) return;
   // DELETE ends the session; 404 means the backend has forgotten it (spec: re-initialise).
   if ((request.method === 'DELETE' && ok) || statusCode === 404) {

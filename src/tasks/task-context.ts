@@ -28,12 +28,12 @@ export const ANONYMOUS_OWNER = 'anonymous';
 
 /** The principal key that owns what this request creates and may reach. */
 export function ownerOf(request: FastifyRequest): string {
-  return request.tg.principalKey ?? ANONYMOUS_OWNER;
+  return request.exchange.principalKey ?? ANONYMOUS_OWNER;
 }
 
 /** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
 export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
-  const principal = request.tg.principal;
+  const principal = request.exchange.principal;
   if (!deps.recordCreator || !principal) return undefined;
   return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
 }

@@ -23,7 +23,7 @@ export async function registerCreatedTask(
   taskObject: JsonObject,
   tool: string,
 ): Promise<McpMessage> {
-  const tg = request.tg;
+  const tg = request.exchange;
   const era = tg.mcp!.era;
   const fields = readTask(taskObject, era);
   const instance = tg.instance!;
@@ -120,7 +120,7 @@ function protocolVersionOf(request: FastifyRequest): string | undefined {
 
 function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskRecord, reason: string): void {
   request.log.warn({ reason, tool: record.tool, owner: record.owner }, 'task creation refused; cancelling it upstream');
-  deps.callUpstream(record, 'tasks/cancel', { reason: 'refused', during: request.tg.trace }).catch((error: unknown) => {
+  deps.callUpstream(record, 'tasks/cancel', { reason: 'refused', during: request.exchange.trace }).catch((error: unknown) => {
     request.log.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused task upstream');
   });
 }
@@ -130,8 +130,8 @@ function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskReco
  * status follows the error; inside an event stream the status has already been sent.
  */
 function errorAnswer(request: FastifyRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
-  request.tg.replyStatus = error.statusIn(request.tg.mcp!.era);
-  request.tg.replyHeaders = error.headers;
+  request.exchange.replyStatus = error.statusIn(request.exchange.mcp!.era);
+  request.exchange.replyHeaders = error.headers;
   const body = renderErrorBody(error, response.id);
   return { kind: 'response', id: response.id, error: body.error, raw: { jsonrpc: '2.0' } };
 }

@@ -35,7 +35,7 @@ export function governsMessage(message: McpMessage): boolean {
 }
 
 export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): Promise<LocalAnswer | undefined> {
-  const mcp = request.tg.mcp;
+  const mcp = request.exchange.mcp;
   const message = mcp?.message;
   // A batch reaches this stage only when none of its messages is one this stage governs
   // (governsMessage): there is nothing in it to take over.
@@ -81,17 +81,17 @@ async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, messag
 
 /** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
 async function answerTaskList(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
-  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.tg.route.pool.upstream };
+  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.exchange.route.pool.upstream };
   const result = await listOwnTasks(deps, scope, paramsOf(message).cursor);
   // Audited (event "list") and counted like every task operation, once it succeeded.
-  request.tg.taskOutcome = 'allowed';
+  request.exchange.taskOutcome = 'allowed';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 
 async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
   const params = paramsOf(message);
   const handle = params.taskId;
-  const tg = request.tg;
+  const tg = request.exchange;
   if (typeof handle === 'string') tg.requestedHandle = handle.slice(0, 64);
   const scope: TaskScope = { owner: ownerOf(request), era: tg.mcp!.era, upstream: tg.route.pool.upstream };
   let record: TaskRecord;
@@ -137,18 +137,18 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
 /** Unknown, expired and foreign look the same to the client; only the log tells them apart. */
 function refuse(request: FastifyRequest, message: JsonRpcRequest, reason: 'not_found' | 'denied'): GatewayError {
   request.log.info({ rpcMethod: message.method, reason, owner: ownerOf(request) }, 'task request refused');
-  request.tg.taskOutcome = reason;
+  request.exchange.taskOutcome = reason;
   return new GatewayError('TG_ERR_TASK_NOT_FOUND');
 }
 
 /** Applies the store's poll decision: undefined to forward, else the early answer (or a 429). */
 function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord, decision: PollDecisionWithSnapshot): LocalAnswer | undefined {
   const poll = deps.policy.poll;
-  request.tg.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
+  request.exchange.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
   if (decision.verdict === 'forward') return undefined;
   if (decision.verdict === 'abusive') deps.observer.pollAbuse(record, ownerOf(request));
   if (decision.verdict === 'abusive' || poll.mode === 'reject') {
-    request.tg.taskOutcome = 'throttled';
+    request.exchange.taskOutcome = 'throttled';
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     throw new GatewayError('TG_ERR_POLL_TOO_EARLY', {
       headers: { 'retry-after': String(seconds) },
@@ -159,20 +159,20 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
     const result = answerFromRecord(record);
     if (!result) {
       // Nothing the record alone can say validly: this early poll is forwarded after all.
-      request.tg.pollOutcome = 'forwarded';
+      request.exchange.pollOutcome = 'forwarded';
       return undefined;
     }
-    request.tg.taskOutcome = 'allowed';
-    request.tg.task = record;
-    request.tg.statusSeen = record.status;
+    request.exchange.taskOutcome = 'allowed';
+    request.exchange.task = record;
+    request.exchange.statusSeen = record.status;
     return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
   }
-  request.tg.taskOutcome = 'allowed';
-  request.tg.task = record;
+  request.exchange.taskOutcome = 'allowed';
+  request.exchange.task = record;
   // The snapshot is this task's own last answer, already rewritten for its owner and stored
   // as the JSON text it was sent as: it goes out as that text, read only for the status seen.
   const status = (JSON.parse(decision.snapshot) as { status?: unknown }).status;
-  request.tg.statusSeen = isTaskStatus(status) ? status : record.status;
+  request.exchange.statusSeen = isTaskStatus(status) ? status : record.status;
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${decision.snapshot}}` };
 }
 
@@ -196,11 +196,11 @@ function holdResultWait(deps: TaskDeps, request: FastifyRequest): void {
   const owner = ownerOf(request);
   const open = deps.resultWaits.get(owner) ?? 0;
   if (open >= deps.policy.maxResultWaitsPerPrincipal) {
-    request.tg.taskOutcome = 'throttled';
+    request.exchange.taskOutcome = 'throttled';
     throw new GatewayError('TG_ERR_RATE_LIMITED', { detail: 'too many open tasks/result waits', headers: { 'retry-after': '1' } });
   }
   deps.resultWaits.set(owner, open + 1);
-  request.tg.releaseResultWait = () => {
+  request.exchange.releaseResultWait = () => {
     const left = (deps.resultWaits.get(owner) ?? 1) - 1;
     if (left > 0) deps.resultWaits.set(owner, left);
     else deps.resultWaits.delete(owner);
@@ -210,9 +210,9 @@ function holdResultWait(deps: TaskDeps, request: FastifyRequest): void {
 async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<undefined> {
   const params = paramsOf(message);
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
-  request.tg.toolName = tool;
-  if (request.tg.mcp!.era === 'modern') {
-    request.tg.declaresTasks = declaresTasksExtension(message);
+  request.exchange.toolName = tool;
+  if (request.exchange.mcp!.era === 'modern') {
+    request.exchange.declaresTasks = declaresTasksExtension(message);
     return undefined;
   }
   if (!isObject(params.task)) return undefined;
@@ -232,7 +232,7 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
 async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (!isServerRequestId(message.id)) return undefined;
   const route = await deps.store.takeServerRequest(message.id);
-  const tg = request.tg;
+  const tg = request.exchange;
   if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
   for (const taker of deps.extensions.clientResponses) {
     const answer = await taker.takeClientResponse(deps, request, route, message);
@@ -266,5 +266,5 @@ function paramsOf(message: JsonRpcRequest): Record<string, unknown> {
 }
 
 function rewriteBody(request: FastifyRequest, message: JsonRpcRequest | JsonRpcResponse): void {
-  request.tg.mcp!.body = Buffer.from(serializeMessage(message));
+  request.exchange.mcp!.body = Buffer.from(serializeMessage(message));
 }

@@ -27,11 +27,11 @@ export function createTaskResponseHook(deps: TaskDeps, request: FastifyRequest):
 }
 
 async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse): Promise<MessageRewrite> {
-  const sent = request.tg.mcp?.message;
+  const sent = request.exchange.mcp?.message;
   const answersThisRequest = sent?.kind === 'request' && sent.id === response.id;
   const method = answersThisRequest ? sent.method : undefined;
-  const era = request.tg.mcp?.era ?? 'legacy';
-  const record = request.tg.task;
+  const era = request.exchange.mcp?.era ?? 'legacy';
+  const record = request.exchange.task;
 
   if (response.error) {
     // Backend errors about a task may quote its id, in the message or the data; the client
@@ -52,7 +52,7 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   // A creation result, on the POST stream or replayed on a resumed GET stream.
   const created = creationTaskObject(result, era);
   if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
-    return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.tg.toolName ?? 'unknown') : 'unknown');
+    return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.exchange.toolName ?? 'unknown') : 'unknown');
   }
   if (record && answersThisRequest) {
     if (method === 'tasks/cancel' && era === 'legacy') {
@@ -91,8 +91,8 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   const presented = presentPolledAnswer(deps.policy, record, result);
   if (!presented) return response;
   const { patch, updated } = presented;
-  request.tg.statusSeen = updated.status;
-  const method = request.tg.mcp?.message?.kind === 'request' ? request.tg.mcp.message.method : undefined;
+  request.exchange.statusSeen = updated.status;
+  const method = request.exchange.mcp?.message?.kind === 'request' ? request.exchange.mcp.message.method : undefined;
   if (method !== 'tasks/get') {
     // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
     // record does.
@@ -108,7 +108,7 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   const snapshot = JSON.stringify(result);
   // The client gets the same text the snapshot holds: the result is not serialised twice.
   response.resultText = snapshot;
-  const written = deps.store.recordPoll(record, patch, snapshot, request.tg.snapshotTag);
+  const written = deps.store.recordPoll(record, patch, snapshot, request.exchange.snapshotTag);
   // Listeners on every replica hear of a status this poll was the first to see (src/push/).
   if (updated.status !== record.status) written.then(() => deps.store.events.publish(record.handle)).catch(() => undefined);
   if (delivered || movesIndexes) {
@@ -159,7 +159,7 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
 async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
   // The question is the task's, for the client: only its _meta is the gateway's.
   const changed = isObject(message.params) && (await hideInMessage(deps, request, message.params, 'meta'));
-  const tg = request.tg;
+  const tg = request.exchange;
   if (!tg.instance) return changed ? message : undefined;
   const id = mintServerRequestId();
   await deps.store.putServerRequest(
@@ -194,8 +194,8 @@ async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, mess
  * when the holder changed; false when it names no task (nothing to rewrite).
  */
 async function hideInMessage(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, shape: Shape): Promise<boolean> {
-  const related = await rewriteRelatedTask(deps, request, holder, request.tg.task);
-  const record = related.record ?? request.tg.task;
+  const related = await rewriteRelatedTask(deps, request, holder, request.exchange.task);
+  const record = related.record ?? request.exchange.task;
   const hidden = record !== undefined && hideBackendId(holder, record, shape);
   return related.changed || hidden;
 }
@@ -222,11 +222,11 @@ async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holde
 }
 
 async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {
-  const known = request.tg.task;
+  const known = request.exchange.task;
   if (known?.upstreamTaskId === upstreamTaskId) return known;
-  const instance = request.tg.instance;
+  const instance = request.exchange.instance;
   if (!instance) return undefined;
-  const handle = await deps.store.findTaskHandle(request.tg.route.pool.upstream, instance.url, upstreamTaskId);
+  const handle = await deps.store.findTaskHandle(request.exchange.route.pool.upstream, instance.url, upstreamTaskId);
   const record = handle === undefined ? undefined : await deps.store.getTask(handle);
   // A task the gateway runs itself has no backend id: nothing a backend says can be about it.
   return record?.kind === 'backend' ? record : undefined;

@@ -85,7 +85,7 @@ function nameParam(message: JsonRpcRequest | JsonRpcNotification): string | unde
 
 /** The MCP attributes shared by the server span and the upstream call's client span. */
 export function mcpAttributes(facts: McpFacts, request: FastifyRequest, sessionId: string | undefined): Attributes {
-  const tg = request.tg;
+  const tg = request.exchange;
   const attributes: Attributes = { [ATTR_TASKGATE_UPSTREAM]: tg.route.pool.upstream };
   if (tg.mcp) attributes[ATTR_TASKGATE_ERA] = tg.mcp.era;
   const message = facts.message;
@@ -121,7 +121,7 @@ function protocolVersionOf(request: FastifyRequest, message: JsonRpcRequest | Js
 export function serverTransportAttributes(request: FastifyRequest): Attributes {
   return {
     [ATTR_HTTP_REQUEST_METHOD]: request.method,
-    [ATTR_HTTP_ROUTE]: request.tg.route.path,
+    [ATTR_HTTP_ROUTE]: request.exchange.route.path,
     [ATTR_CLIENT_ADDRESS]: request.ip,
     [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
     [ATTR_NETWORK_PROTOCOL_VERSION]: request.raw.httpVersion,

@@ -1,7 +1,7 @@
 /**
  * The spans of one client request: its server span, and a client span for each call to the
  * backend made to answer it (a refused connection that fails over makes two). Exists only
- * with tracing on (`request.tg.trace`); every stage reaches it through that optional field, so
+ * with tracing on (`request.exchange.trace`); every stage reaches it through that optional field, so
  * with tracing off a request pays one property read per stage and nothing else.
  *
  * The server span is started the first time something needs it, not when the request arrives:
@@ -92,7 +92,7 @@ export class RequestTrace {
   startUpstreamCall(headers: IncomingHttpHeaders, endpoint: URL, body?: Buffer): Buffer | undefined {
     this.upstream?.end();
     this.endsWithAnswer = false;
-    const tg = this.request.tg;
+    const tg = this.request.exchange;
     const facts = mcpFactsOf(tg.mcp?.message, this.request.method);
     const span = this.source.tracer.startSpan(facts.name, { kind: SpanKind.CLIENT }, this.context);
     if (span.isRecording()) {
@@ -116,7 +116,7 @@ export class RequestTrace {
     if (!call) return;
     call.responded(res.statusCode);
     const contentType = res.headers['content-type'];
-    this.endsWithAnswer = this.request.tg.mcp?.message?.kind === 'request' && isJson(Array.isArray(contentType) ? contentType[0] : contentType);
+    this.endsWithAnswer = this.request.exchange.mcp?.message?.kind === 'request' && isJson(Array.isArray(contentType) ? contentType[0] : contentType);
     if (!this.endsWithAnswer) res.stream.once('close', () => call.end());
   }
 
@@ -132,7 +132,7 @@ export class RequestTrace {
    * client got: the server span's).
    */
   observeMessages(hook: MessageHook): MessageHook {
-    const sent = this.request.tg.mcp?.message;
+    const sent = this.request.exchange.mcp?.message;
     if (sent?.kind !== 'request') return hook;
     return async (message) => {
       if (message.kind !== 'response' || message.id !== sent.id) return hook(message);
@@ -149,7 +149,7 @@ export class RequestTrace {
   private serverSpan(): Span {
     if (this.server) return this.server;
     const request = this.request;
-    const tg = request.tg;
+    const tg = request.exchange;
     const facts = mcpFactsOf(tg.mcp?.message, request.method);
     // MCP-level context (params._meta) is the parent; a different one in the headers is linked.
     const fromMeta = remoteSpanContext(metaOf(tg.mcp?.message));
@@ -181,7 +181,7 @@ export class RequestTrace {
   }
 
   private recordOutcome(span: Span, reply: FastifyReply): void {
-    const tg = this.request.tg;
+    const tg = this.request.exchange;
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
     const tasks = taskAttributes(tg, this.source.hashHandle);
     if (tasks) span.setAttributes(tasks);

@@ -64,7 +64,7 @@ export class Tracing implements SpanSource {
     return new Tracing(provider, deps.hashHandle);
   }
 
-  /** The spans of one client request; called as the request starts (request.tg.trace). */
+  /** The spans of one client request; called as the request starts (request.exchange.trace). */
   traceRequest(request: FastifyRequest, reply: FastifyReply): RequestTrace {
     return new RequestTrace(this, request, reply);
   }

@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import { applyUpstreamCredentials } from '../auth/upstream-credentials.js';
+import { applyUpstreamCredentials } from './credentials/credentials-policy.js';
 import { replaceRelayedCorsHeaders } from '../listener/cors.js';
 
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade'];
@@ -18,7 +18,7 @@ const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'proxy-authenticate', 'pro
  * from the client are kept and extended only when listen.trustProxy says they can be believed.
  */
 export function buildUpstreamRequestHeaders(request: FastifyRequest, headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const tg = request.tg;
+  const tg = request.exchange;
   const trustProxy = tg.snapshot.config.listen.trustProxy !== false;
   for (const name of HOP_BY_HOP) delete headers[name];
   // `Expect: 100-continue` was answered by this server (Node sends the 100) before the body was
@@ -58,7 +58,7 @@ export function buildClientResponseHeaders(headers: IncomingHttpHeaders, request
   delete headers.connection;
   if (request) headers['x-request-id'] = request.id;
   // With CORS on, the gateway's Access-Control-* were set when the request arrived (proxy-route.ts).
-  if (request?.tg.snapshot.cors) replaceRelayedCorsHeaders(headers);
+  if (request?.exchange.snapshot.cors) replaceRelayedCorsHeaders(headers);
   return headers;
 }
 

@@ -53,7 +53,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
   };
 
   const forwardBody = (request: FastifyRequest, reply: FastifyReply, clientBody: Buffer): void => {
-    const tg = request.tg;
+    const tg = request.exchange;
     const { route } = tg;
     const endpoint = route.endpoints.get(tg.instance!.url) ?? new URL(tg.instance!.url);
     const headers = copyRequestHeaders(request.headers);
@@ -110,16 +110,16 @@ export function createForwarder(deps: ForwardDeps): Forward {
     // Nothing goes upstream for a request the preHandler answered, or whose client has left
     // (a local answer cut short by a hang-up still ends the preHandler, and fastify then runs
     // the handler: docs/security.md, "Client hang-ups").
-    if (request.tg.answeredLocally || request.tg.abort.aborted) return;
-    const body = request.tg.mcp?.body;
+    if (request.exchange.answeredLocally || request.exchange.abort.aborted) return;
+    const body = request.exchange.mcp?.body;
     if (body && request.method === 'POST') {
       forwardBody(request, reply, body);
       return;
     }
     const hooks: ReplyFromOptions = {
-      getUpstream: (req) => (req as FastifyRequest).tg.instance!.url,
+      getUpstream: (req) => (req as FastifyRequest).exchange.instance!.url,
       rewriteRequestHeaders: (req, headers) => {
-        const tg = (req as FastifyRequest).tg;
+        const tg = (req as FastifyRequest).exchange;
         const built = buildUpstreamRequestHeaders(req as FastifyRequest, headers) as Record<symbol, unknown>;
         tg.trace?.startUpstreamCall(built as IncomingHttpHeaders, tg.route.endpoints.get(tg.instance!.url) ?? new URL(tg.instance!.url));
         // reply-from has one dispatcher for every route (RouteDispatcher); it takes this agent,
@@ -137,16 +137,16 @@ export function createForwarder(deps: ForwardDeps): Forward {
       },
       onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),
     };
-    if (request.tg.mcp) {
-      hooks.body = request.tg.mcp.body;
+    if (request.exchange.mcp) {
+      hooks.body = request.exchange.mcp.body;
       hooks.contentType = request.headers['content-type'] ?? 'application/json';
     }
-    request.tg.upstreamStartedAt = process.hrtime.bigint();
-    reply.from(request.tg.route.upstreamPath, hooks);
+    request.exchange.upstreamStartedAt = process.hrtime.bigint();
+    reply.from(request.exchange.route.upstreamPath, hooks);
   };
 
   const handleUpstreamError = (request: FastifyRequest, reply: FastifyReply, error: Error): void => {
-    const tg = request.tg;
+    const tg = request.exchange;
     if (tg.abort.aborted) return; // the client left; nobody to answer
     const { pool } = tg.route;
     const kind = classifyUpstreamError(error);

@@ -11,7 +11,7 @@
  * exchange first.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
+import { prepareUpstreamToken } from './credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -27,7 +27,7 @@ export function isCredentialRefusal(statusCode: number): boolean {
  * upstream's tokens are exchanged and the request can be sent again), or 502.
  */
 export function handleCredentialRefusal(request: FastifyRequest, reply: FastifyReply, statusCode: number, metrics: GatewayMetrics, resend?: () => void): void {
-  const tg = request.tg;
+  const tg = request.exchange;
   const upstream = tg.route.pool.upstream;
   metrics.upstreamErrors.inc({ upstream, kind: 'auth_refused' });
   // Whatever the upstream's answer had set (reply-from copies its headers first) is not the client's.

@@ -44,7 +44,7 @@ export class LegacyStatusPush {
    * GET, one that also carries the session's task status notifications; otherwise `tap` itself.
    */
   attach(request: FastifyRequest, tap: Transform): Transform {
-    const tg = request.tg;
+    const tg = request.exchange;
     if (request.method !== 'GET' || tg.sessionId === undefined) return tap;
     const upstream = tg.route.pool.upstream;
     // An upstream the gateway runs no tasks for has nothing to push.

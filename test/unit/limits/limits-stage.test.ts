@@ -18,7 +18,7 @@ import { InFlight } from '../../../src/lifecycle/in-flight.js';
 import type { Era } from '../../../src/mcp/era.js';
 import type { McpMessage } from '../../../src/mcp/jsonrpc.js';
 import { createMetrics, type GatewayMetrics } from '../../../src/observability/metrics.js';
-import type { RequestContext } from '../../../src/pipeline/request-context.js';
+import type { Exchange } from '../../../src/pipeline/exchange.js';
 import { MemoryLimitStore } from '../../../src/store/memory-limit-store.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -38,7 +38,7 @@ function stage(policy: unknown, enumeration = WARN, options: { operatorSuspensio
 
 interface Call {
   readonly request: FastifyRequest;
-  readonly tg: Partial<RequestContext>;
+  readonly tg: Partial<Exchange>;
   /** Closes the client's response, as the reply's raw 'close' does. */
   readonly close: () => void;
   readonly reply: FastifyReply;
@@ -48,7 +48,7 @@ function call(message: McpMessage, opts: { principal?: string; era?: Era; inFlig
   const tg = { mcp: { era: opts.era ?? 'modern', message }, principalKey: opts.principal, snapshot: { inFlight: opts.inFlight ?? new InFlight() } };
   const raw = new EventEmitter();
   const request = { tg, log: pino({ level: 'silent' }) } as unknown as FastifyRequest;
-  return { request, tg: tg as unknown as Partial<RequestContext>, close: () => raw.emit('close'), reply: { raw } as unknown as FastifyReply };
+  return { request, tg: tg as unknown as Partial<Exchange>, close: () => raw.emit('close'), reply: { raw } as unknown as FastifyReply };
 }
 
 function toolCall(name: unknown = 'scan', opts: Parameters<typeof call>[1] = {}): Call {

@@ -158,7 +158,7 @@ describe('answerCancel', () => {
     assert.equal(result.statusMessage, 'The task was cancelled by request.');
     assert.equal((await store.getTask(record.handle))?.status, 'cancelled', 'cancelled in the store before the answer');
     assert.deepEqual(cancels, [record.handle]);
-    assert.equal(req.tg.statusSeen, 'cancelled');
+    assert.equal(req.exchange.statusSeen, 'cancelled');
   });
 
   it('2025: refuses a task that ended, naming its status, and one that is gone', async () => {
@@ -181,7 +181,7 @@ describe('answerCancel', () => {
       assert.deepEqual(answer, { status: 200, body: { jsonrpc: '2.0', id: 'c', result: { resultType: 'complete' } } }, status);
       const now = (await store.getTask(record.handle))?.status;
       assert.equal(now, status === 'working' || status === 'input_required' ? 'cancelled' : status, status);
-      assert.equal(req.tg.statusSeen, now === status ? undefined : 'cancelled');
+      assert.equal(req.exchange.statusSeen, now === status ? undefined : 'cancelled');
     }
   });
 });
@@ -196,7 +196,7 @@ describe('answerGet', () => {
     assert.equal(body.result.status, 'completed');
     assert.equal(body.result.resultType, 'complete');
     assert.deepEqual(body.result.result, { content: [{ type: 'text', text: '42' }], resultType: 'complete' });
-    assert.equal(req.tg.statusSeen, 'completed');
+    assert.equal(req.exchange.statusSeen, 'completed');
     const snapshot = await store.readPollSnapshot(record.handle);
     assert.equal(snapshot?.snapshot, JSON.stringify(body.result), 'an early poll gets these very bytes');
   });

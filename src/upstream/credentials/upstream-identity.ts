@@ -8,10 +8,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Config } from '../../config/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
 import { TokenExchanger, type CallerIdentity } from './token-exchange.js';
-import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './upstream-credentials.js';
+import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './credentials-policy.js';
 
 export type { CallerIdentity };
 
@@ -70,14 +70,14 @@ export class UpstreamIdentity {
 
 /**
  * The preHandler step after routing: a request that will reach a token-exchange upstream gets
- * its token now (request.tg.upstreamToken); callers await the promise when there is one. A refusal or an unreachable authorization server
+ * its token now (request.exchange.upstreamToken); callers await the promise when there is one. A refusal or an unreachable authorization server
  * is thrown as the client's answer, and nothing reaches the upstream.
  */
 export function prepareUpstreamToken(request: FastifyRequest, options: { refresh?: boolean } = {}): Promise<void> | undefined {
-  const exchanger = request.tg.route.credentials.exchanger;
+  const exchanger = request.exchange.route.credentials.exchanger;
   // Undefined (nothing to wait for) on every other upstream: no promise on the common path.
   if (!exchanger) return undefined;
-  return exchanger.tokenFor(request.tg, options).then((token) => {
-    request.tg.upstreamToken = token;
+  return exchanger.tokenFor(request.exchange, options).then((token) => {
+    request.exchange.upstreamToken = token;
   });
 }

@@ -5,8 +5,8 @@
  * client can claim an identity by sending one. Then this upstream's credentials are applied.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Config, UpstreamConfig } from '../config/index.js';
-import type { Principal } from './principal.js';
+import type { Config, UpstreamConfig } from '../../config/index.js';
+import type { Principal } from '../../task-model/principal.js';
 import type { TokenExchanger } from './token-exchange.js';
 
 export type UpstreamCredentials = UpstreamConfig['credentials'];
