@@ -22,7 +22,7 @@ import { createAuditLog, type AuditLog } from './observability/audit.js';
 import { createHandleHasher } from './observability/handle-hash.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
-import { registerRequestLog } from './observability/request-log.js';
+import { registerRequestLog } from './pipeline/request-log-hook.js';
 import { instrumentStore } from './observability/store-metrics.js';
 import { TaskObserver } from './observability/task-observer.js';
 import { PolicySnapshot, type SharedParts } from './pipeline/policy-snapshot.js';

@@ -10,7 +10,7 @@
  *   - an MRTR input_required, which a 2025 client cannot answer by retrying, is refused.
  * Creation is counted before the backend works, as for any 2025 task request.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { MODERN_VERSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
@@ -30,14 +30,13 @@ import type { RpcAnswer } from './rpc-exchange.js';
 export async function createBridgedLegacyTask(
   ctx: BridgeContext,
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   message: JsonRpcRequest,
   params: JsonObject,
   tool: string,
   instance: Instance,
 ): Promise<LocalAnswer> {
-  const tg = request.exchange;
-  tg.toolName = tool.slice(0, 128);
+  request.toolName = tool.slice(0, 128);
   const owner = ownerOf(request);
   await countCreation(deps, owner);
   const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
@@ -51,7 +50,7 @@ export async function createBridgedLegacyTask(
   }
   let answer: RpcAnswer;
   try {
-    answer = await callModern(request, instance, { method: 'tools/call', params: plain, name: tool }, tg.abort);
+    answer = await callModern(request, instance, { method: 'tools/call', params: plain, name: tool }, request.abort);
   } catch (error) {
     ctx.count(request, 'tools/call', 'error');
     throw upstreamFailure(error);
@@ -83,7 +82,7 @@ export async function createBridgedLegacyTask(
 async function registerBridgedTask(
   ctx: BridgeContext,
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   message: JsonRpcRequest,
   result: JsonObject,
   tool: string,
@@ -108,7 +107,7 @@ async function registerBridgedTask(
   }
   if (created !== 'created') {
     cancelRefused(ctx, request, withMessage, instance);
-    tg(request).taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     throw refusal(deps, created);
   }
   announce(ctx, deps, request, withMessage);
@@ -118,7 +117,7 @@ async function registerBridgedTask(
 
 function newRecord(
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   tool: string,
   instance: Instance,
   ttlMs: number,
@@ -127,14 +126,13 @@ function newRecord(
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const handle = mintHandle();
-  const t = tg(request);
   return {
     handle,
     kind: what.kind,
     owner: ownerOf(request),
-    upstream: t.route.pool.upstream,
+    upstream: request.route.pool.upstream,
     instance: instance.url,
-    upstreamPath: t.route.upstreamPath,
+    upstreamPath: request.route.upstreamPath,
     upstreamTaskId: what.upstreamTaskId ?? handle,
     // The client's era: what its handle answers in, and what tasks/list shows it in.
     era: 'legacy',
@@ -149,22 +147,18 @@ function newRecord(
     pollIntervalMs: enforcedInterval(what.pollIntervalMs, deps.policy.poll.floor, deps.policy.poll.default),
     status: what.status,
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
-    ...(t.trace ? { traceparent: t.trace.taskLink() } : undefined),
+    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
   };
 }
 
-function tg(request: FastifyRequest): FastifyRequest['exchange'] {
-  return request.exchange;
-}
-
-function announce(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, record: TaskRecord): void {
-  request.exchange.createdTask = record;
+function announce(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, record: TaskRecord): void {
+  request.createdTask = record;
   deps.observer.created(record);
   ctx.logger.debug({ upstream: record.upstream, tool: record.tool, kind: record.kind }, 'a 2025-11-25 task bridged to a 2026-07-28 backend');
 }
 
 /** The backend made a task no client can reach: cancelled there, best effort. */
-function cancelRefused(ctx: BridgeContext, request: FastifyRequest, record: TaskRecord, instance: Instance): void {
+function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRecord, instance: Instance): void {
   callModern(request, instance, taskCall(record, 'tasks/cancel')).catch((error: unknown) => {
     ctx.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused bridged task upstream');
   });

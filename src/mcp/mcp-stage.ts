@@ -4,6 +4,7 @@
  * body. Nothing malformed reaches the upstream.
  */
 import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { decideEra, isModernVersion, MODERN_VERSION, type Era } from './era.js';
@@ -63,9 +64,9 @@ export function runMcpStage(request: FastifyRequest): void {
 }
 
 /** The 2025-era session a request names; 2026-07-28 requests have none (sessions are gone). */
-export function sessionIdOf(request: FastifyRequest): string | undefined {
-  if (request.exchange.mcp?.era === 'modern') return undefined;
-  const value = request.headers['mcp-session-id'];
+export function sessionIdOf(era: Era | undefined, headers: IncomingHttpHeaders): string | undefined {
+  if (era === 'modern') return undefined;
+  const value = headers['mcp-session-id'];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
@@ -73,8 +74,8 @@ export function sessionIdOf(request: FastifyRequest): string | undefined {
  * The 2025 session the upstream knows this request by: a task's own session when the tasks
  * stage pinned one (null: none), else the client's.
  */
-export function upstreamSessionOf(request: FastifyRequest): string | undefined {
-  const pinned = request.exchange.upstreamHeaders?.['mcp-session-id'];
+export function upstreamSessionOf(request: { readonly upstreamHeaders?: Record<string, string | null>; readonly sessionId?: string }): string | undefined {
+  const pinned = request.upstreamHeaders?.['mcp-session-id'];
   if (pinned !== undefined) return pinned ?? undefined;
-  return request.exchange.sessionId;
+  return request.sessionId;
 }

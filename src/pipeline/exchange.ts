@@ -10,27 +10,27 @@ import type { RouteAuth } from '../auth/auth-stage.js';
 import type { Era } from '../mcp/era.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
 import type { ExchangeRecord } from '../observability/exchange-facts.js';
-import type { TaskCall } from '../tasks/task-call.js';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { ClientAbort } from '../upstream/client-abort.js';
 import type { PolicySnapshot, RouteEntry } from './policy-snapshot.js';
 
 export type { Era, McpContext };
 
-export interface Exchange extends TaskCall, ExchangeRecord {
+export interface Exchange extends TaskRequest, ExchangeRecord {
   /** The policy this request runs under, read once at its start. */
   readonly snapshot: PolicySnapshot;
   /** The route's authentication; undefined when the policy runs without it (auth.mode none). */
   readonly routeAuth: RouteAuth | undefined;
-  readonly abort: TaskCall['abort'];
-  readonly route: TaskCall['route'];
+  readonly abort: TaskRequest['abort'];
+  readonly route: TaskRequest['route'];
   mcp?: McpContext;
   // Written by the auth stage's outcome, in the pipeline.
-  principal?: TaskCall['principal'];
+  principal?: TaskRequest['principal'];
   principalKey?: string;
-  subjectToken?: TaskCall['subjectToken'];
-  instance?: TaskCall['instance'];
+  subjectToken?: TaskRequest['subjectToken'];
+  instance?: TaskRequest['instance'];
   sessionId?: string;
-  callHold?: TaskCall['callHold'];
+  callHold?: TaskRequest['callHold'];
   /** Instances that refused this request's connection (for fail-over of new work). */
   refused?: Set<string>;
   /** The preHandler answered (tasks stage, status push, provided tasks): nothing is forwarded. */

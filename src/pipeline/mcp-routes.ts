@@ -13,7 +13,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { prepareUpstreamToken } from '../upstream/credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
 import { isPreflight } from '../listener/cors.js';
@@ -25,7 +24,8 @@ import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
-import { RequestExchange } from './exchange.js';
+import { RequestExchange, type Exchange } from './exchange.js';
+import type { Admission } from '../limits/limits-stage.js';
 import { RouteDispatcher } from '../upstream/dispatcher.js';
 import { createForwarder } from '../upstream/forward.js';
 import { headerValue, relayResponse } from './way-back.js';
@@ -55,12 +55,12 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
       if (request.exchange.mcp?.batch) refuseGovernedBatch(request.exchange.mcp.messages, request.exchange.snapshot);
-      request.exchange.sessionId = sessionIdOf(request);
+      request.exchange.sessionId = sessionIdOf(request.exchange.mcp?.era, request.headers);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
-      const admitted = request.exchange.snapshot.limits.admit(request, reply);
-      if (admitted) await admitted;
+      const admitted = request.exchange.snapshot.limits.admit(request.exchange);
+      if (admitted) keepSlot(request.exchange, reply, await admitted);
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
-      const answer = await planTaskRequest(request.exchange.snapshot.tasks, request);
+      const answer = await planTaskRequest(request.exchange.snapshot.tasks, request.exchange);
       if (answer) {
         // fastify runs the handler after this hook when a hang-up cut the answer short; it
         // forwards nothing for a request answered here (forward.ts).
@@ -71,9 +71,9 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       }
       // The client left while the stages ran: nothing to route, no token to obtain.
       if (request.exchange.abort.aborted) return;
-      request.exchange.instance ??= await selectInstanceFor(request, deps.store, request.exchange.snapshot.sessions);
+      request.exchange.instance ??= await selectInstanceFor(request.exchange, deps.store);
       // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
-      const token = prepareUpstreamToken(request);
+      const token = request.exchange.route.prepareCredentials(request.exchange);
       if (token) await token;
     };
 
@@ -174,6 +174,22 @@ function logHangUp(reply: FastifyReply): void {
     },
     'client hung up',
   );
+}
+
+/**
+ * A tools/call slot the limits stage admitted goes back when the client's response closes:
+ * at once in 2026-07-28 (the closed stream cancels the call), and in 2025 once the backend
+ * has answered too (its upstream requests take the hold's signal, limits/call-hold.ts).
+ */
+function keepSlot(exchange: Exchange, reply: FastifyReply, admission: Admission | undefined): void {
+  if (!admission) return;
+  if (admission.kind === 'release') {
+    reply.raw.once('close', admission.release);
+    return;
+  }
+  const hold = admission.hold;
+  exchange.callHold = hold;
+  reply.raw.once('close', () => hold.responseClosed());
 }
 
 function isStream(body: unknown): body is NodeJS.ReadableStream {

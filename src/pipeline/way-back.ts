@@ -26,14 +26,14 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   if (tg.instance) route.pool.markHealthy(tg.instance);
   tg.trace?.upstreamResponded(res);
   try {
-    await recordSessionOutcome(request, res.statusCode, headerValue(res.headers['mcp-session-id']), store, snapshot.sessions);
+    await recordSessionOutcome(tg, res.statusCode, headerValue(res.headers['mcp-session-id']), store);
   } catch (error) {
     res.stream.destroy();
     sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
     return;
   }
   const contentType = headerValue(res.headers['content-type']);
-  const taskHook = createTaskResponseHook(snapshot.tasks, request);
+  const taskHook = createTaskResponseHook(snapshot.tasks, tg);
   // With tracing on, the spans see the backend's answer before and after the tasks stage.
   const hook = tg.trace ? tg.trace.observeMessages(taskHook) : taskHook;
   if (isJson(contentType) && tg.mcp) {
@@ -59,7 +59,7 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   // Registered event-stream filters add their own messages (a 2025 session's GET stream
   // carries its gateway-run tasks' status: src/provided/legacy-push/).
   let stream = tap;
-  for (const filter of snapshot.tasks.extensions.eventStreamFilters) stream = filter.attach(request, stream);
+  for (const filter of snapshot.tasks.extensions.eventStreamFilters) stream = filter.attach(tg, stream);
   // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
   // answer to its request, which the client waits for anyway; its headers wait for the first
   // event, so that a first event the gateway cannot relay still becomes an error answer.

@@ -96,7 +96,7 @@ export class RequestTrace {
     const facts = mcpFactsOf(tg.mcp?.message, this.request.method);
     const span = this.source.tracer.startSpan(facts.name, { kind: SpanKind.CLIENT }, this.context);
     if (span.isRecording()) {
-      span.setAttributes(mcpAttributes(facts, this.request, upstreamSessionOf(this.request)));
+      span.setAttributes(mcpAttributes(facts, this.request, upstreamSessionOf(this.request.exchange)));
       span.setAttributes(upstreamTransportAttributes(this.request.method, endpoint));
       if (tg.task) span.setAttribute(ATTR_TASK_HANDLE_HASH, this.source.hashHandle(tg.task.handle));
     }

@@ -87,6 +87,8 @@ export class BackendRoute {
   readonly pool: InstancePool;
   readonly agent: UpstreamAgent;
   readonly credentials: CredentialsPolicy;
+  /** The upstream's part of the policy (what its capabilities read: providedTasks, backgroundCalls, bridge). */
+  readonly config: UpstreamConfig;
   readonly limits: BackendRouteOptions['limits'];
   readonly sessions: SessionPolicy;
   readonly inFlight: InFlight;
@@ -107,6 +109,7 @@ export class BackendRoute {
     this.pool = options.pool;
     this.agent = options.agent;
     this.credentials = options.credentials;
+    this.config = options.upstream;
     this.limits = options.limits;
     this.sessions = options.sessions;
     this.inFlight = options.inFlight;

@@ -155,7 +155,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
     if (kind === 'refused' && tg.instance) {
       pool.markRefused(tg.instance);
       request.log.warn({ instance: tg.instance.url, upstream: pool.upstream }, 'upstream instance refused the connection; cooling down');
-      if (canFailOver(request)) {
+      if (canFailOver(tg)) {
         // Nothing reached the refusing instance, so the same bytes may go to another.
         const refused = (tg.refused ??= new Set());
         refused.add(tg.instance.url);

@@ -14,12 +14,13 @@
 import type { RequestLog } from '../observability/logger.js';
 import type { CallHold } from '../limits/call-hold.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
-import type { TaskFacts } from '../observability/exchange-facts.js';
+import type { ExchangeRecord } from '../observability/exchange-facts.js';
 import type { Instance } from '../routing/balancer.js';
 import type { Caller } from '../upstream/backend-route.js';
 import type { ClientAbort } from '../upstream/client-abort.js';
 
-export interface TaskCall extends TaskFacts, Caller {
+export interface TaskRequest extends ExchangeRecord, Caller {
+  readonly route: Caller['route'];
   /** The parsed body of a POST; undefined on a GET or DELETE. */
   readonly mcp?: McpContext;
   /** The HTTP method (a 2025 GET stream is the session's own). */
