@@ -15,7 +15,7 @@ import { Bridge } from './bridge/bridge.js';
 import type { ProbeTarget } from './bridge/generation-probe.js';
 import type { Config } from './config/index.js';
 import { buildAdminServer } from './listener/admin-server.js';
-import { createListener } from './listener/listener.js';
+import { createListener } from './pipeline/client-app.js';
 import { AuditTimeline } from './console/audit-timeline.js';
 import { OperatorConsole } from './console/operator-console.js';
 import { createAuditLog, type AuditLog } from './observability/audit.js';

@@ -23,6 +23,7 @@ import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { mintHandle } from '../tasks/handle.js';
 import { countCreation, ownerOf } from '../tasks/task-context.js';
 import { readTask, recordedStatusMessage, taskFromRecord, wholeTtlMs } from '../tasks/task-shapes.js';
+import { classifyUpstreamError, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import type { BridgeContext } from './bridge-context.js';
 import { callModern, taskCall } from './modern-call.js';
 import type { RpcAnswer } from './rpc-exchange.js';
@@ -176,10 +177,8 @@ export function withoutResultType(result: JsonObject): JsonObject {
   return rest;
 }
 
+/** A failed backend call as the client's answer (upstream/upstream-failure.ts classifies it). */
 export function upstreamFailure(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') return new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { cause: error });
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { cause: error });
-  return new GatewayError('TG_ERR_BAD_GATEWAY', { cause: error });
+  return new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }

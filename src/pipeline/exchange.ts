@@ -5,7 +5,7 @@
  * it works with (tasks/task-call.ts, upstream/caller.ts, observability/exchange-facts.ts), so
  * no stage knows fastify, the policy snapshot, or what the other stages keep here.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../auth/auth-stage.js';
 import type { Era } from '../mcp/era.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
@@ -88,7 +88,7 @@ export class RequestExchange implements Exchange {
   limitRefusal?: Exchange['limitRefusal'] = undefined;
   private readonly request: FastifyRequest;
 
-  constructor(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot, route: RouteEntry) {
+  constructor(request: FastifyRequest, snapshot: PolicySnapshot, route: RouteEntry) {
     this.request = request;
     this.snapshot = snapshot;
     this.route = route.backend;
@@ -97,7 +97,8 @@ export class RequestExchange implements Exchange {
     this.clientHeaders = request.headers;
     this.httpMethod = request.method;
     this.requestId = request.id;
-    this.trace = snapshot.tracing?.traceRequest(request, reply);
+    // With tracing on; the pipeline finishes it when the response closes.
+    this.trace = snapshot.tracing?.traceRequest(this);
   }
 
   get clientIp(): string {
@@ -110,5 +111,9 @@ export class RequestExchange implements Exchange {
 
   get protocol(): string {
     return this.request.protocol;
+  }
+
+  get httpVersion(): string {
+    return this.request.raw.httpVersion;
   }
 }

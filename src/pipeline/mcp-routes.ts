@@ -14,11 +14,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
-import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
+import { checkMessageRules, checkOtherMethod, parseMcpPost, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -27,9 +27,9 @@ import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
 import { RequestExchange, type Exchange } from './exchange.js';
 import type { Admission } from '../limits/limits-stage.js';
 import { RouteDispatcher } from '../upstream/dispatcher.js';
-import { createForwarder } from '../upstream/forward.js';
+import { createForwarder } from './forward.js';
 import { headerValue, relayResponse } from './way-back.js';
-import { sendStreamNow } from '../upstream/stream-reply.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export interface McpRoutesDeps {
   /** The policy in force now; read once per request. */
@@ -41,7 +41,8 @@ export interface McpRoutesDeps {
 }
 
 export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): Promise<void> {
-  const forward = createForwarder({ metrics: deps.metrics, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
+  const dispatcher = new RouteDispatcher();
+  const forward = createForwarder({ metrics: deps.metrics, dispatcher, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
   await app.register(async (scope) => {
     // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
     // same bytes (or a rewrite) are forwarded.
@@ -85,7 +86,7 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       httpMethods: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       proxyPayloads: false,
       disableRequestLogging: true,
-      undici: new RouteDispatcher() as never,
+      undici: dispatcher as never,
       preHandler,
       // No instance when the preHandler answered or the client left: the handler then forwards nothing.
       replyOptions: { getUpstream: (req) => (req as FastifyRequest).exchange.instance?.url ?? '' },
@@ -119,7 +120,7 @@ function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySn
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
-  request.exchange = new RequestExchange(request, reply, snapshot, route);
+  request.exchange = new RequestExchange(request, snapshot, route);
   // The snapshot stays open (its agents, its key sets) until this response is over.
   snapshot.inFlight.join();
   (reply.raw as ClosingResponse)[kReply] = reply;
@@ -137,7 +138,12 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
       return;
     }
   }
-  if (route.auth) await route.auth.authenticate(request);
+  if (!route.auth) return;
+  const exchange = request.exchange;
+  const caller = await route.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url, log: request.log });
+  exchange.principal = caller.principal;
+  exchange.principalKey = caller.principalKey;
+  exchange.subjectToken = caller.subjectToken;
 }
 
 const kReply = Symbol('taskgate.reply');
@@ -151,6 +157,8 @@ type ClosingResponse = FastifyReply['raw'] & { [kReply]?: FastifyReply };
 function onResponseClose(this: ClosingResponse): void {
   const reply = this[kReply]!;
   const tg = reply.request.exchange;
+  // The trace first: a hang-up is recorded as the client's, not as the gateway giving up.
+  tg.trace?.finish(reply.statusCode, reply.request.rejection);
   // Not finished, and not given up on by the gateway (which aborts first): the client hung up.
   // That is the client's choice, not a fault: one info line (docs/security.md, "Client hang-ups").
   if (!this.writableFinished && !tg.abort.aborted) {
@@ -190,6 +198,17 @@ function keepSlot(exchange: Exchange, reply: FastifyReply, admission: Admission 
   const hold = admission.hold;
   exchange.callHold = hold;
   reply.raw.once('close', () => hold.responseClosed());
+}
+
+/** The mcp stage: a POST's body parsed once (kept on the exchange before its rules are checked, so their error answers carry the request's id); any other method checked. */
+function runMcpStage(request: FastifyRequest): void {
+  if (request.method !== 'POST') {
+    checkOtherMethod(request.method, request.headers);
+    return;
+  }
+  const mcp = parseMcpPost(request.headers, request.body);
+  request.exchange.mcp = mcp;
+  checkMessageRules(mcp, request.headers);
 }
 
 function isStream(body: unknown): body is NodeJS.ReadableStream {

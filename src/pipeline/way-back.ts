@@ -6,16 +6,16 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import { rewriteJsonReply, type MessageHook } from '../mcp/json-reply.js';
 import { isEventStream, isJson } from '../mcp/media-type.js';
 import { createSseTap } from '../mcp/sse-tap.js';
 import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
-import type { UpstreamResponse } from '../upstream/forward.js';
+import type { UpstreamResponse } from './forward.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
 import { readBounded, relayThrough } from '../upstream/relay-streams.js';
-import { sendStreamNow } from '../upstream/stream-reply.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
   const tg = request.exchange;

@@ -9,6 +9,7 @@
  * closes an agent under a call.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/index.js';
 import type { InFlight } from '../lifecycle/in-flight.js';
 import { replaceRelayedCorsHeaders } from '../listener/cors.js';
@@ -193,6 +194,25 @@ export class BackendRoute {
     // With CORS on, the gateway's Access-Control-* were set when the request arrived.
     if (this.cors) replaceRelayedCorsHeaders(headers);
     return headers;
+  }
+
+  /**
+   * Sends a client's own request (the forward) to `instance`: the client's body, or the tasks
+   * stage's rewrite of it, with headers already made fit (headersFor). Callback style, with
+   * the agent's timeouts: this is the path every forwarded JSON-RPC message takes, and a
+   * promise here cost a microtask turn per request. `query` is the client's query string when
+   * the route's upstreamPath has none of its own.
+   */
+  forward(
+    instance: Instance,
+    request: { readonly headers: IncomingHttpHeaders; readonly body: Buffer; readonly query: string; readonly signal: Dispatcher.RequestOptions['signal'] },
+    callback: (error: Error | null, data: Dispatcher.ResponseData) => void,
+  ): void {
+    const query = this.upstreamTarget.search || request.query;
+    this.agent.request(
+      { origin: this.endpointOf(instance).origin, path: this.upstreamTarget.pathname + query, method: 'POST', headers: request.headers, body: request.body, signal: request.signal },
+      callback,
+    );
   }
 
   /**

@@ -61,7 +61,7 @@ export function applyUpstreamCredentials(headers: IncomingHttpHeaders, policy: C
       return;
     }
     case 'token-exchange':
-      // Obtained in the preHandler (prepareUpstreamToken); without one the upstream gets no
+      // Obtained in the preHandler (BackendRoute.prepareCredentials); without one the upstream gets no
       // credentials and refuses, which the gateway answers 502.
       if (upstreamToken !== undefined) headers.authorization = `Bearer ${upstreamToken}`;
       return;

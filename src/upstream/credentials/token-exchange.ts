@@ -31,7 +31,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_LIFETIME_MS = 60_000;
 const ASSERTION_LIFETIME_S = 60;
 
-/** Who a token is wanted for: a request's context (request.exchange) has exactly these fields. */
+/** Who a token is wanted for: a Caller (upstream/backend-route.ts) has these fields. */
 export interface CallerIdentity {
   readonly principal?: Principal;
   readonly principalKey?: string;

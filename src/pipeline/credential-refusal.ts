@@ -11,16 +11,11 @@
  * exchange first.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { prepareUpstreamToken } from './credentials/upstream-identity.js';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 const retried = new WeakSet<FastifyRequest>();
-
-export function isCredentialRefusal(statusCode: number): boolean {
-  return statusCode === 401 || statusCode === 403;
-}
 
 /**
  * Answers an upstream's 401/403: a fresh exchange and `resend` (once per request, when the
@@ -37,7 +32,7 @@ export function handleCredentialRefusal(request: FastifyRequest, reply: FastifyR
     retried.add(request);
     request.log.warn({ upstream, instance: tg.instance?.url, status: statusCode }, 'upstream refused the exchanged token; exchanging again and retrying once');
     // An exchanger is there, so a promise is too.
-    prepareUpstreamToken(request, { refresh: true })!.then(resend, (error: unknown) => {
+    tg.route.prepareCredentials(tg, { refresh: true })!.then(resend, (error: unknown) => {
       if (!tg.abort.aborted) sendGatewayError(request, reply, toGatewayError(error));
     });
     return;
