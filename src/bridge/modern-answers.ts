@@ -28,7 +28,8 @@ import { learn, LOST_MESSAGE } from './backend-poll.js';
 import { LEGACY_LABEL, MODERN_LABEL, type BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from './legacy-creation.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
-import { parseAnswerBody, type RpcAnswer } from './rpc-exchange.js';
+import { rpcResponseOf } from '../mcp/event-stream.js';
+import type { RpcAnswer } from './rpc-exchange.js';
 
 /** How long a poll reads a tasks/result stream for the backend's questions. */
 const QUESTION_READ_MS = 1500;
@@ -65,7 +66,7 @@ export async function refreshModern(ctx: BridgeContext, deps: TaskDeps, record: 
   const ask: Ask = async (method, params) => {
     void params;
     const answer = await deps.callUpstream(record, method, { reason: 'push' });
-    return parseAnswerBody(answer.body, answer.contentType);
+    return rpcResponseOf(answer.body, answer.contentType);
   };
   const questions = async () => ({ asked: await shownQuestions(deps, record) ?? {} });
   const { updated } = await learnFromBackend(deps, record, ask, questions, undefined);

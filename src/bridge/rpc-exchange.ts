@@ -12,7 +12,6 @@ import type { Dispatcher } from 'undici';
 import { isEventStream, isJson } from '../mcp/media-type.js';
 import { parseJsonRpcBody, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
 import { createSseTap } from '../mcp/sse-tap.js';
-import { createParser } from 'eventsource-parser';
 import { readBounded } from '../upstream/relay-streams.js';
 
 export interface ExchangeTarget {
@@ -128,23 +127,3 @@ export function encodeHeaderValue(value: string): string {
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
-/** The JSON-RPC response in an answer read whole (a JSON body, or the events of a short stream). */
-export function parseAnswerBody(body: string | undefined, contentType: string | undefined): JsonRpcResponse | undefined {
-  if (body === undefined) return undefined;
-  const texts: string[] = [];
-  if (isEventStream(contentType)) {
-    const parser = createParser({ onEvent: (event) => texts.push(event.data) });
-    parser.feed(body);
-  } else {
-    texts.push(body);
-  }
-  for (const text of texts) {
-    try {
-      const found = parseJsonRpcBody(text).messages.find((message): message is JsonRpcResponse => message.kind === 'response');
-      if (found) return found;
-    } catch {
-      // Not a JSON-RPC message (an SSE priming event, a broken body): the next may be.
-    }
-  }
-  return undefined;
-}

@@ -10,10 +10,8 @@
  * - suspend a principal's task operations until a time, or end a suspension (the limits stage
  *   answers its tasks/* 429 meanwhile, as for the enumeration detector's suspension).
  */
-import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
-import { parseJsonText } from '../mcp/jsonrpc.js';
-import { isEventStream } from '../mcp/media-type.js';
+import { rpcAnswerOf } from '../mcp/event-stream.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -21,7 +19,7 @@ import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js'
 import { nextState } from '../tasks/poll-answer.js';
 import type { TaskKindHandler } from '../tasks/extension-points.js';
 import { taskKindHandler, type TaskDeps } from '../tasks/task-context.js';
-import { isObject, readTask, sanitizeStatusMessage, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, readTask, sanitizeStatusMessage } from '../tasks/task-shapes.js';
 import type { Operator } from './operator-auth.js';
 
 export interface ActionDeps {
@@ -162,31 +160,3 @@ function outcomeOf(error: unknown): string {
   return 'failed';
 }
 
-/**
- * The JSON-RPC response in a backend's answer to the gateway's own call: a JSON body, or an
- * event stream whose notifications come before it. (The status push room has the same
- * reading for its polls; rooms do not import each other.)
- */
-function rpcAnswerOf(body: string | undefined, contentType: string | undefined): JsonObject | undefined {
-  if (body === undefined) return undefined;
-  if (!isEventStream(contentType)) return jsonObjectOf(body);
-  let found: JsonObject | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      const message = jsonObjectOf(event.data);
-      if (message && ('result' in message || 'error' in message)) found ??= message;
-    },
-  });
-  parser.feed(body);
-  parser.feed('\n\n');
-  return found;
-}
-
-function jsonObjectOf(text: string): JsonObject | undefined {
-  try {
-    const parsed = parseJsonText(text);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}

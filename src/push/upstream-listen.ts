@@ -4,12 +4,12 @@
  * listen response) or the stream breaks. Used for the part of a client's filter that is not
  * about tasks (list-changed, resource subscriptions), opened on the route's backend as the
  * client's request would have gone (the route's instance choice, the client's headers made fit
- * for the upstream, its credentials). Events are parsed by eventsource-parser, bounded by
- * limits.maxSseEventBytes.
+ * for the upstream, its credentials). Events are read by the gateway's event stream reader
+ * (src/mcp/event-stream.ts), bounded by limits.maxSseEventBytes.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
-import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
+import { jsonObjectOf, readEventStream, type ByteStream } from '../mcp/event-stream.js';
 import { isEventStream } from '../mcp/media-type.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -18,7 +18,6 @@ import type { LocalAnswer } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { copyRequestHeaders } from '../upstream/backend-route.js';
 import { readBounded } from '../upstream/relay-streams.js';
-import { parseMessage } from './rpc-answer.js';
 
 export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 
@@ -77,7 +76,7 @@ export async function openClientListen(request: TaskRequest, store: Store, messa
  * notifications about tasks are dropped: they could only carry backend ids, which a client
  * must never see.
  */
-export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
+export function readListenStream(body: ByteStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
     let acknowledged = false;
     let ended = false;
@@ -88,29 +87,20 @@ export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void
       if (!acknowledged) reject(new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen ended before its acknowledgement' }));
       else handlers.onEnd();
     };
-    const parser = createParser({
-      maxBufferSize: maxEventBytes,
-      onEvent: (event) => {
-        const message = parseMessage(event.data);
-        if (!message || ended) return;
-        if (!acknowledged) {
-          if (message.method !== ACKNOWLEDGED) return;
-          acknowledged = true;
-          const params = isObject(message.params) ? message.params : {};
-          resolve(isObject(params.notifications) ? params.notifications : {});
-          return;
-        }
-        if ('result' in message || 'error' in message) end();
-        else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
-      },
-      onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') end();
-      },
-    });
-    const decoder = new TextDecoder();
-    body.on('data', (chunk: Buffer) => parser.feed(decoder.decode(chunk, { stream: true })));
-    body.once('end', end);
-    body.once('close', end);
-    body.on('error', end);
+    // Its end, its break and an event past the limit all end the listen alike.
+    readEventStream(body, maxEventBytes, (data) => {
+      const message = jsonObjectOf(data);
+      if (!message || ended) return ended;
+      if (!acknowledged) {
+        if (message.method !== ACKNOWLEDGED) return false;
+        acknowledged = true;
+        const params = isObject(message.params) ? message.params : {};
+        resolve(isObject(params.notifications) ? params.notifications : {});
+        return false;
+      }
+      if ('result' in message || 'error' in message) end();
+      else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
+      return ended;
+    }).then(end, end);
   });
 }
