@@ -173,7 +173,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /**
    * The console's cancel (no client request at hand): the backend is asked in the task's own
-   * generation (src/tasks/upstream-call.ts frames a bridged record by its backend's protocol
+   * generation (src/upstream/task-calls.ts frames a bridged record by its backend's protocol
    * version), and the task is `cancelled` here at once.
    */
   async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {

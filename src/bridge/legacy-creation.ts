@@ -138,7 +138,7 @@ function newRecord(
     // The client's era: what its handle answers in, and what tasks/list shows it in.
     era: 'legacy',
     tool,
-    // The backend's: what the gateway speaks to it (src/tasks/upstream-call.ts frames by it).
+    // The backend's: what the gateway speaks to it (src/upstream/task-calls.ts frames by it).
     protocolVersion: MODERN_VERSION,
     createdAt: now,
     createdAtIso: iso,

@@ -57,7 +57,7 @@ export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, reque
 
 /**
  * For a listener (src/push/), with no client request at hand: the same questions to the
- * backend through the gateway's own calls (src/tasks/upstream-call.ts speaks 2025 in the task's
+ * backend through the gateway's own calls (src/upstream/task-calls.ts speaks 2025 in the task's
  * session for a bridged record). The questions of an input_required task are the ones the
  * snapshot holds: reading them takes a tasks/result stream, which a client's poll opens.
  */

@@ -3,7 +3,7 @@
  * did it and counted in taskgate_console_actions_total:
  *
  * - cancel a task, the way its owner's tasks/cancel would go: a backend's task gets the
- *   gateway's own tasks/cancel (the call an expiry makes, src/tasks/upstream-call.ts) and the
+ *   gateway's own tasks/cancel (the call an expiry makes, src/upstream/task-calls.ts) and the
  *   owner's poll snapshot is dropped, so its next tasks/get reaches the backend and hears
  *   `cancelled`; a task the gateway runs itself is cancelled in the store and its call stopped
  *   on whichever replica holds it (src/provided/);
