@@ -4,19 +4,19 @@
  * listen response) or the stream breaks. Used for the part of a client's filter that is not
  * about tasks (list-changed, resource subscriptions), opened on the route's backend as the
  * client's request would have gone (the route's instance choice, the client's headers made fit
- * for the upstream, its credentials). Events are read by the gateway's event stream reader
- * (src/mcp/event-stream.ts), bounded by limits.maxSseEventBytes.
+ * for the upstream, its credentials: BackendRoute.open). Events are read by the gateway's event
+ * stream reader (src/mcp/event-stream.ts), bounded by limits.maxSseEventBytes.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { jsonObjectOf, readEventStream, type ByteStream } from '../mcp/event-stream.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { isEventStream } from '../mcp/media-type.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { LocalAnswer } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
-import { copyRequestHeaders } from '../upstream/backend-route.js';
+import { headerValue } from '../upstream/gateway-replies.js';
 import { readBounded } from '../upstream/relay-streams.js';
 
 export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
@@ -39,30 +39,19 @@ export async function openClientListen(request: TaskRequest, store: Store, messa
   request.instance ??= await selectInstanceFor(request, store);
   const token = request.route.prepareCredentials(request);
   if (token) await token;
-  const endpoint = request.route.endpointOf(request.instance);
   const params = isObject(message.params) ? message.params : {};
-  const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } });
-  const headers = copyRequestHeaders(request.clientHeaders);
-  headers.host = endpoint.host;
-  headers['content-length'] = String(Buffer.byteLength(body));
-  headers['content-type'] = 'application/json';
-  request.route.headersFor(request, headers);
   const abort = new AbortController();
   let response;
   try {
-    response = await request.route.agent.request({
-      origin: endpoint.origin,
-      path: request.route.upstreamTarget.pathname + request.route.upstreamTarget.search,
-      method: 'POST',
-      headers: headers as Record<string, string>,
-      body,
+    response = await request.route.open(request, request.instance, {
+      headers: { 'content-type': 'application/json' },
+      message: { jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } },
       signal: abort.signal,
     });
   } catch (error) {
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen could not be opened', cause: error });
   }
-  const contentType = response.headers['content-type'];
-  if (!isEventStream(Array.isArray(contentType) ? contentType[0] : contentType)) {
+  if (!isEventStream(headerValue(response.headers['content-type']))) {
     const text = await readBounded(response.body, request.route.limits.maxResponseBytes);
     return { status: response.statusCode, body: text.toString('utf8') };
   }
