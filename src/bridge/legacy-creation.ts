@@ -23,7 +23,7 @@ import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { mintHandle } from '../tasks/handle.js';
 import { countCreation, ownerOf } from '../tasks/task-context.js';
 import { readTask, recordedStatusMessage, taskFromRecord, wholeTtlMs } from '../tasks/task-shapes.js';
-import { classifyUpstreamError, upstreamFailureCode } from '../upstream/upstream-failure.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import type { BridgeContext } from './bridge-context.js';
 import { callModern, taskCall } from './modern-call.js';
 import type { RpcAnswer } from './rpc-exchange.js';
@@ -175,10 +175,4 @@ function refusal(deps: StageDeps, outcome: 'owner-limit' | 'full'): GatewayError
 export function withoutResultType(result: JsonObject): JsonObject {
   const { resultType: _type, ...rest } = result;
   return rest;
-}
-
-/** A failed backend call as the client's answer (upstream/upstream-failure.ts classifies it). */
-export function upstreamFailure(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  return new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }

@@ -22,7 +22,8 @@ import type { Instance } from '../routing/balancer.js';
 import type { LocalAnswer } from '../tasks/extension-points.js';
 import type { BridgeContext } from './bridge-context.js';
 import { LEGACY_VERSION } from '../upstream/request-framer.js';
-import { upstreamFailure, withoutResultType } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
+import { withoutResultType } from './legacy-creation.js';
 import { callModern } from './modern-call.js';
 
 /** The 2025 methods answered here; the rest are relayed as 2026 requests. */

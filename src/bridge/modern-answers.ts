@@ -26,7 +26,7 @@ import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { jsonRpcErrorOf, readTask, taskFromRecord } from '../tasks/task-shapes.js';
 import { learn, LOST_MESSAGE } from './backend-poll.js';
 import { LEGACY_LABEL, MODERN_LABEL, type BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
 import { rpcResponseOf } from '../mcp/event-stream.js';
 import type { RpcAnswer } from './rpc-exchange.js';

@@ -18,7 +18,7 @@ import { mintHandle } from '../tasks/handle.js';
 import { countCreation, ownerOf } from '../tasks/task-context.js';
 import { readTask, recordedStatusMessage, taskFromRecord, wholeTtlMs } from '../tasks/task-shapes.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { callInSession, type LegacySession, type LegacySessions } from './legacy-sessions.js';
 import type { RpcAnswer } from './rpc-exchange.js';
 
