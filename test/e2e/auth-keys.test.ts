@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { buildGateway } from '../../src/gateway.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
 import { waitFor as eventually } from '../support/wait.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';

@@ -14,11 +14,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './modern-client.js';
-import { startNumberedTaskBackend, type NumberedTaskBackend } from './numbered-task-backend.js';
-import { listen, taskIn } from './push-listener.js';
-import { assertTaskObject } from './task-schemas.js';
+import { startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './support/modern-client.js';
+import { startNumberedTaskBackend, type NumberedTaskBackend } from './support/numbered-task-backend.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { assertTaskObject } from './support/task-schemas.js';
 
 /** A backend id where it stands on its own in some text (the backend numbers from 7001). */
 const STANDALONE_ID = /(?<![\p{L}\p{N}])70\d\d(?![\p{L}\p{N}])/u;

@@ -11,9 +11,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { handleIn, runAgent, viewOf, type CallTool } from './background-agent.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, recordTaskStatus, waitForLegacyStatus } from './task-waits.js';
+import { handleIn, runAgent, viewOf, type CallTool } from './support/background-agent.js';
+import { legacyClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, recordTaskStatus, waitForLegacyStatus } from './support/task-waits.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** The client's request timeout in these tests, in place of the SDK's 60 s. */

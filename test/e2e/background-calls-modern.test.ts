@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { runAgent, viewOf, type CallTool } from './background-agent.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { runAgent, viewOf, type CallTool } from './support/background-agent.js';
+import { modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const CLIENT_TIMEOUT_MS = 1500;

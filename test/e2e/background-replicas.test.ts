@@ -14,12 +14,12 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { viewOf } from './background-agent.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import { Replicas, replicaPolicy } from './replica-harness.js';
-import { sleep } from './task-harness.js';
-import { INSTALL_REDIS, RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis } from '../unit/store/redis-servers.js';
+import { viewOf } from './support/background-agent.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { startJwksServer, type JwksServer } from './support/harness.js';
+import { Replicas, replicaPolicy } from './support/replica-harness.js';
+import { sleep } from './support/task-harness.js';
+import { INSTALL_REDIS, RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis } from '../support/redis-servers.js';
 
 const installed = redisServerInstalled();
 if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);

@@ -10,9 +10,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './bridge-harness.js';
-import { sleep } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './support/bridge-harness.js';
+import { sleep } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

@@ -10,11 +10,11 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { listen } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
-import { freePort } from '../unit/store/redis-servers.js';
+import { generationSeen, startBridgeGateway, type BridgeStack } from './support/bridge-harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { listen } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
+import { freePort } from '../support/redis-servers.js';
 
 function textOf(result: CallToolResult | Record<string, unknown> | undefined): string | undefined {
   const first = (result?.content as { type: string; text?: string }[] | undefined)?.[0];

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { createTask, eventually, startConsoleStack, VIEWER_TOKEN, OPERATOR_TOKEN, type ConsoleStack } from './console-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen, taskIn } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
+import { createTask, eventually, startConsoleStack, VIEWER_TOKEN, OPERATOR_TOKEN, type ConsoleStack } from './support/console-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 describe('operator console API', () => {
   let stack: ConsoleStack;

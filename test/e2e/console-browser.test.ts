@@ -1,6 +1,6 @@
 /**
  * The operator console in a real browser: Debian's headless Chromium, driven by playwright-core
- * (test/e2e/browser.ts), against gateways in front of the SDK's 2026 task server with a real
+ * (test/e2e/support/browser.ts), against gateways in front of the SDK's 2026 task server with a real
  * JWKS issuer. Tasks two principals create show up within a couple of seconds; filtering,
  * cancelling and suspending from the page reach the store and the backend; the page never
  * holds a handle, a result or an input; the page runs under its strict CSP without a
@@ -11,12 +11,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { answersPing, SHARED_REDIS } from '../unit/store/redis-servers.js';
-import { chromiumMissing, launchBrowser, reportMissingBrowser, type Browser } from './browser.js';
-import { createTask, eventually, OPERATOR_TOKEN, startConsoleStack, type ConsoleStack } from './console-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
+import { answersPing, SHARED_REDIS } from '../support/redis-servers.js';
+import { chromiumMissing, launchBrowser, reportMissingBrowser, type Browser } from './support/browser.js';
+import { createTask, eventually, OPERATOR_TOKEN, startConsoleStack, type ConsoleStack } from './support/console-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 /**
  * The page's `document`, for the predicates playwright runs in the browser (this file is

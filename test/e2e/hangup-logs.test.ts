@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
-import { sleep } from './task-harness.js';
+import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
+import { sleep } from './support/task-harness.js';
 
 type LogLine = Record<string, unknown> & { level: number; msg: string; reqId?: string };
 

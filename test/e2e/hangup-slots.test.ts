@@ -8,9 +8,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
-import { sleep } from './task-harness.js';
+import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
+import { sleep } from './support/task-harness.js';
 
 let nextId = 1;
 

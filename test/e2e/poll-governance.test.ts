@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 /** Backend tasks/get calls for one backend task id. */
 function backendPolls(stack: TaskStack, upstreamId: string): number {

@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PROTOCOL_VERSION } from './modern-client.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { PROTOCOL_VERSION } from './support/modern-client.js';
+import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 describe('a backend with tasks of its own, behind providedTasks: all', () => {
   let legacy: TaskStack;

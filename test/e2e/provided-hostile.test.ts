@@ -15,14 +15,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Store } from '../../src/store/store.js';
-import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHostileLegacyBackend, startHostileModernBackend, type HostileBackend } from './hostile-backends.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { sleep, waitUntilReady } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './task-waits.js';
+import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
+import { startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startHostileLegacyBackend, startHostileModernBackend, type HostileBackend } from './support/hostile-backends.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { sleep, waitUntilReady } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
+import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
 
 /** Far below the 3 MB the backends send, far above anything the gateway writes of its own. */
 const SMALL = 64 * 1024;

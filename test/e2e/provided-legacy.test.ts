@@ -8,8 +8,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { legacyClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
 
 const stats = (stack: TaskStack) => stack.backends[0]!.stats as ExampleServerStats;
 

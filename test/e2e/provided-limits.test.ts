@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
 
 const metric = async (stack: TaskStack, pattern: RegExp): Promise<number> => {
   const text = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();

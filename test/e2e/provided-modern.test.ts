@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { waitForModernStatus } from './task-waits.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 const textOf = (value: unknown): string | undefined => ((value as { content?: Array<{ text?: string }> })?.content ?? [])[0]?.text;
 

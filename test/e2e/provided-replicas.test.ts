@@ -13,15 +13,15 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { Replicas } from './replica-harness.js';
-import { waitFor as until } from './reload-harness.js';
-import { sleep } from './task-harness.js';
-import { assertTaskObject } from './task-schemas.js';
-import { recordTaskStatus } from './task-waits.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './support/harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { Replicas } from './support/replica-harness.js';
+import { waitFor as until } from './support/reload-harness.js';
+import { sleep } from './support/task-harness.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { recordTaskStatus } from './support/task-waits.js';
+import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../support/redis-servers.js';
 
 const installed = redisServerInstalled();
 if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);

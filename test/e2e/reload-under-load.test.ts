@@ -19,9 +19,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Config } from '../../src/config/index.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { metricSample, taskStackPolicy, waitFor, watchReadiness } from './reload-harness.js';
+import { startJwksServer, type JwksServer } from './support/harness.js';
+import { legacyClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { metricSample, taskStackPolicy, waitFor, watchReadiness } from './support/reload-harness.js';
 
 const CLIENTS = 6;
 const RELOADS = 20;

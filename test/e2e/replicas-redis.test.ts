@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { Replicas } from './replica-harness.js';
-import { sleep, waitUntilReady } from './task-harness.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+import { startJwksServer, type JwksServer } from './support/harness.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { Replicas } from './support/replica-harness.js';
+import { sleep, waitUntilReady } from './support/task-harness.js';
+import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../support/redis-servers.js';
 
 const installed = redisServerInstalled();
 if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);

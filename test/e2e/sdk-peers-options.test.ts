@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { EventSourceMessage } from 'eventsource-parser/stream';
-import { startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall, sseEvents } from './sdk-peer-clients.js';
+import { startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall, sseEvents } from './support/sdk-peer-clients.js';
 
 afterEach(closeOpenClients);
 

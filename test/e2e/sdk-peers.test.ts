@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { type Target, startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall } from './sdk-peer-clients.js';
+import { type Target, startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall } from './support/sdk-peer-clients.js';
 
 afterEach(closeOpenClients);
 

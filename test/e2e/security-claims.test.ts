@@ -13,8 +13,8 @@ import { CreateTaskResultSchema, type JSONRPCMessage } from '@modelcontextprotoc
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
+import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
+import { LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
 import { waitFor as eventually } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { initializeBody, LEGACY_POST_HEADERS, startStack, type Stack } from './harness.js';
-import { connectRaw, parseResponse, type RawConnection } from './raw-socket.js';
+import { initializeBody, LEGACY_POST_HEADERS, startStack, type Stack } from './support/harness.js';
+import { connectRaw, parseResponse, type RawConnection } from './support/raw-socket.js';
 
 const HEADERS_TIMEOUT_MS = 2000;
 const KEEP_ALIVE_MS = 1000;

@@ -7,8 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createParser } from 'eventsource-parser';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
+import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
 
 /** Bound on the headers' arrival: far more than they take, far less than a keep-alive interval (15 s). */
 const HEADERS_BOUND_MS = 5000;

@@ -14,11 +14,11 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, TaskStatusNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { createModernTaskClient } from './modern-client.js';
-import { startMixedEraStack, type MixedEraStack, type StoreKind } from './mixed-era-stack.js';
-import { assertTaskObject } from './task-schemas.js';
-import { sleep } from './task-harness.js';
-import { answersPing, SHARED_REDIS } from '../unit/store/redis-servers.js';
+import { createModernTaskClient } from './support/modern-client.js';
+import { startMixedEraStack, type MixedEraStack, type StoreKind } from './support/mixed-era-stack.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { sleep } from './support/task-harness.js';
+import { answersPing, SHARED_REDIS } from '../support/redis-servers.js';
 
 /** tasks.statusMessageMaxLength for these stacks. */
 const MAX = 30;

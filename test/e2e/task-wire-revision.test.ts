@@ -13,12 +13,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startMixedEraStack, type MixedEraStack } from './mixed-era-stack.js';
-import { createModernTaskClient, PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './modern-client.js';
-import { startNumberedTaskBackend, type NumberedTaskBackend } from './numbered-task-backend.js';
-import { listen, taskIn } from './push-listener.js';
-import { assertTaskObject } from './task-schemas.js';
+import { LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startMixedEraStack, type MixedEraStack } from './support/mixed-era-stack.js';
+import { createModernTaskClient, PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './support/modern-client.js';
+import { startNumberedTaskBackend, type NumberedTaskBackend } from './support/numbered-task-backend.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { assertTaskObject } from './support/task-schemas.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 

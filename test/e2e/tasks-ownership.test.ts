@@ -10,9 +10,9 @@ import { request } from 'undici';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { mintHandle } from '../../src/tasks/handle.js';
-import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
-import { LEGACY_POST_HEADERS } from './harness.js';
-import { sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
+import { LEGACY_POST_HEADERS } from './support/harness.js';
+import { sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MODERN_META = {

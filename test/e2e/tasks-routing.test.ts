@@ -6,8 +6,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
 
 describe('three instances behind one route', () => {
   let stack: TaskStack;

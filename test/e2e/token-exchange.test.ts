@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startBearerGuard, type BearerGuard } from './bearer-guard.js';
-import { startExchangeServer, type ExchangeServer } from './exchange-server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { sleep, waitUntilReady } from './task-harness.js';
+import { startBearerGuard, type BearerGuard } from './support/bearer-guard.js';
+import { startExchangeServer, type ExchangeServer } from './support/exchange-server.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { sleep, waitUntilReady } from './support/task-harness.js';
 
 const TOOLS = 'http://tools.internal/mcp';
 const ROUTES = ['/mcp', '/post', '/jwt', '/nowhere', '/wide', '/fresh', '/slow', '/static'] as const;

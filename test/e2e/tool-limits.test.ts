@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { AUDIENCE, modernClient, sleep, startTaskStack, waitUntilReady, type TaskStack } from './task-harness.js';
-import { answersPing, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, START_SHARED_REDIS } from '../unit/store/redis-servers.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { AUDIENCE, modernClient, sleep, startTaskStack, waitUntilReady, type TaskStack } from './support/task-harness.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, START_SHARED_REDIS } from '../support/redis-servers.js';
 
 // Fixed windows are aligned to the epoch: a day-long one is not crossed during a test.
 const DAY_RATE = (limit: number) => ({ limit, window: '1d' });

@@ -12,8 +12,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RecordedRequest } from '../../examples/mcp-server/server.js';
 import { createHandleHasher } from '../../src/observability/handle-hash.js';
-import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { modernClient, sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const SALT = 'tracing-test-salt-0123456789';
 // What the client sends: one context in the HTTP headers, another in a request's _meta.

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { defineLimitStoreContract } from './limit-store-contract.js';
-import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, START_SHARED_REDIS } from './redis-servers.js';
+import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, START_SHARED_REDIS } from '../../support/redis-servers.js';
 
 defineLimitStoreContract('memory', { create: async () => new MemoryStore({ maxSessions: 10, maxTasks: 10 }) });
 

@@ -13,7 +13,7 @@ import { RedisStore } from '../../../src/store/redis-store.js';
 import { defineProvidedContract } from './provided-contract.js';
 import { defineStoreContract, taskRecord } from './store-contract.js';
 import { providedRecord } from './provided-contract.js';
-import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
+import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from '../../support/redis-servers.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server and redis-cli (to start a Redis Cluster)', INSTALL_REDIS);

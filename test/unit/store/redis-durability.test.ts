@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { taskRecord } from './store-contract.js';
-import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
 
 if (!redisServerInstalled()) {

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { scopeOf, taskRecord } from './store-contract.js';
-import { eventually, INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { eventually, INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 
 const COMMAND_TIMEOUT_MS = 200;
 // What a loaded two-core runner may add. The point is "about commandTimeout, not until Redis

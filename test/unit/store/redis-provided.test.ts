@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { providedRecord, providedState } from './provided-contract.js';
-import { answersPing, eventually, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
+import { answersPing, eventually, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
 import { pollAsOwner } from './store-contract.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;

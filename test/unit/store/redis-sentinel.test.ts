@@ -16,7 +16,7 @@ import { defineStoreContract, taskRecord } from './store-contract.js';
 import {
   eventually, freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs,
   withClient, type RedisSentinelProcesses,
-} from './redis-servers.js';
+} from '../../support/redis-servers.js';
 
 const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { providedRecord } from './provided-contract.js';
-import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server (to stop and restart one)', INSTALL_REDIS);

@@ -17,7 +17,7 @@ import { defineStoreContract, taskRecord } from './store-contract.js';
 import {
   eventually, freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica,
   untilMasterIs, withClient,
-} from './redis-servers.js';
+} from '../../support/redis-servers.js';
 
 /** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
 const REFUSED_WITHIN_MS = 1500;

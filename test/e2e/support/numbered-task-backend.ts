@@ -12,9 +12,9 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createMcpHandler, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { TaskAwareServer } from '../../examples/modern-task-server/tool-dispatch.js';
-import { TASKS_EXTENSION } from '../../examples/modern-task-server/task-handlers.js';
-import { listenAt } from '../../examples/http-serving.js';
+import { TaskAwareServer } from '../../../examples/modern-task-server/tool-dispatch.js';
+import { TASKS_EXTENSION } from '../../../examples/modern-task-server/task-handlers.js';
+import { listenAt } from '../../../examples/http-serving.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 

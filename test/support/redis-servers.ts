@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { Redis } from 'ioredis';
-import { redisStoreSchema, type RedisStoreConfig } from '../../../src/config/sections/store.js';
-import { describeError } from '../../../src/errors.js';
-import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
-import { waitFor } from '../../support/wait.js';
+import { redisStoreSchema, type RedisStoreConfig } from '../../src/config/sections/store.js';
+import { describeError } from '../../src/errors.js';
+import { StoreUnavailableError } from '../../src/store/store-unavailable.js';
+import { waitFor } from './wait.js';
 
 export const SHARED_REDIS = { host: '127.0.0.1', port: 6379 };
 export const SNAPSHOT_KEY_1 = { id: 'k1', key: Buffer.alloc(32, 1).toString('base64') };

@@ -7,11 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
+import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../../support/redis-servers.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor } from '../../support/wait.js';
 import { waitUntilReady } from './task-harness.js';
 
 export const OPERATOR_TOKEN = 'operator-token-'.padEnd(44, 'o');

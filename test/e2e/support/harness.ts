@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
-import { parseConfig, type Config } from '../../src/config/index.js';
-import { buildGateway, type Gateway, type GatewayDeps } from '../../src/gateway.js';
-import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { waitFor } from '../support/wait.js';
+import { parseConfig, type Config } from '../../../src/config/index.js';
+import { buildGateway, type Gateway, type GatewayDeps } from '../../../src/gateway.js';
+import { startExampleServer, type ExampleServer } from '../../../examples/mcp-server/server.js';
+import { waitFor } from '../../support/wait.js';
 
 export interface GatewayUnderTest {
   gateway: Gateway;
@@ -128,7 +128,7 @@ export async function readMessages(response: Response): Promise<unknown[]> {
 }
 
 // The token issuer lives with the examples (the demo uses it too).
-export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../examples/identity-provider/issuer.js';
+export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../../examples/identity-provider/issuer.js';
 
 /** Waits until /readyz on an admin listener answers 200 (with jwt auth: once its key sets were fetched). */
 export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {

@@ -6,9 +6,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type ElicitRequest, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
-import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../examples/mcp-server/server.js';
+import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../../examples/mcp-server/server.js';
 import { startStack } from './harness.js';
-import { waitFor as eventually } from '../support/wait.js';
+import { waitFor as eventually } from '../../support/wait.js';
 
 
 export type Via = 'direct' | 'gateway';

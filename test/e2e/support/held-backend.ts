@@ -10,7 +10,7 @@ import * as z from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { listenAt } from '../../examples/http-serving.js';
+import { listenAt } from '../../../examples/http-serving.js';
 import { sleep } from './task-harness.js';
 
 export interface HeldBackend {

@@ -7,8 +7,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import type { GatewayDeps } from '../../src/gateway.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
+import type { GatewayDeps } from '../../../src/gateway.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { AUDIENCE, waitUntilReady } from './task-harness.js';
 

@@ -5,11 +5,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startExampleServer, type ExampleServerStats } from '../../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import { startGateway, startJwksServer, testPolicy, waitUntilReady, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import type { GatewayDeps } from '../../src/gateway.js';
+import type { GatewayDeps } from '../../../src/gateway.js';
 
 export const AUDIENCE = 'http://127.0.0.1/mcp';
 

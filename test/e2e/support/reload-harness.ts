@@ -3,10 +3,10 @@
  * runs for the whole of a test, and the policy of a task stack rebuilt with changes.
  */
 import { Writable } from 'node:stream';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../../src/config/index.js';
 import { testPolicy, type PolicyOverrides } from './harness.js';
 import type { TaskStack } from './task-harness.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor } from '../../support/wait.js';
 
 export interface CapturedLines {
   readonly stream: Writable;

@@ -18,7 +18,7 @@ import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server as ModernSer
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { listenAt } from '../../examples/http-serving.js';
+import { listenAt } from '../../../examples/http-serving.js';
 
 /** What the issue saw: three megabytes, well under the gateway's 8 MiB response and SSE event limits. */
 export const HUGE = 'x'.repeat(3 * 1024 * 1024);
