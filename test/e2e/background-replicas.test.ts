@@ -18,8 +18,8 @@ import { viewOf } from './support/background-agent.js';
 import type { GatewayProcess } from './support/gateway-process.js';
 import { startJwksServer, type JwksServer } from './support/harness.js';
 import { Replicas, replicaPolicy } from './support/replica-harness.js';
-import { sleep } from './support/task-harness.js';
 import { INSTALL_REDIS, RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis } from '../support/redis-servers.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 const installed = redisServerInstalled();
 if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
@@ -115,7 +115,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     legacy.stats.reset();
     const long = await detach(viaA, 'slow_report', { seconds: 30, steps: 1 });
     assert.match(viewOf(await viaB.call('taskgate_task_cancel', { taskId: long })).text, /is cancelled/);
-    for (let i = 0; i < 100 && legacy.stats.cancelled === 0; i++) await sleep(30);
+    await waitFor(() => legacy.stats.cancelled > 0, 'the backend to see the call cancelled', 3000, 30);
     assert.equal(legacy.stats.cancelled, 1, 'A stopped the call when B cancelled it');
     assert.match(viewOf(await viaA.call('taskgate_task_status', { taskId: long })).text, /was cancelled/);
   });
@@ -130,7 +130,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     modern.stats.reset();
     const long = await detach(viaA, 'slow_scan', { seconds: 30 });
     assert.match(viewOf(await viaB.call('taskgate_task_cancel', { taskId: long })).text, /is cancelled/);
-    for (let i = 0; i < 100 && modern.stats.aborted === 0; i++) await sleep(30);
+    await waitFor(() => modern.stats.aborted > 0, 'the backend to see the call closed', 3000, 30);
     assert.equal(modern.stats.aborted, 1, 'A closed the call when B cancelled it');
   });
 
@@ -149,11 +149,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     const handle = await detach(await legacyClient(a), 'notify_progress', { count: 3, delayMs: 1000 });
     // Not asked about until its lifetime (tools.notify_progress.maxTtl) ended: one of the
     // replicas' sweeps forgets it, and that replica counts it.
-    let abandoned = 0;
-    for (let i = 0; i < 100 && abandoned === 0; i++) {
-      abandoned = (await abandonedOn(a)) + (await abandonedOn(b));
-      if (abandoned === 0) await sleep(100);
-    }
+    const abandoned = await waitForValue(async () => (await abandonedOn(a)) + (await abandonedOn(b)) || undefined, 'a replica to count the call abandoned', 10_000, 100);
     assert.equal(abandoned, 1);
     const viaB = await legacyClient(b);
     assert.match(viewOf(await viaB.call('taskgate_task_status', { taskId: handle, wait: 0 })).text, /No background call with this handle is known/);

@@ -11,8 +11,8 @@ import { CallToolResultSchema, McpError, type CallToolResult } from '@modelconte
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './support/bridge-harness.js';
-import { sleep } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -198,15 +198,14 @@ describe('bridge: a bridged task\'s lifetime ends', () => {
   it('is forgotten at its capped TTL and cancelled at the backend', async () => {
     const task = await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
     assert.equal(task.ttl, 1000);
-    const until = Date.now() + 10_000;
-    let error: McpError | undefined;
-    while (!error && Date.now() < until) {
-      error = await alice.experimental.tasks.getTask(task.taskId).then(() => undefined, (e: unknown) => (e instanceof McpError ? e : undefined));
-      if (!error) await sleep(250);
-    }
+    const error = await waitForValue(
+      () => alice.experimental.tasks.getTask(task.taskId).then(() => undefined, (e: unknown) => (e instanceof McpError ? e : undefined)),
+      'tasks/get to be refused',
+      10_000,
+      250,
+    );
     assert.equal(error?.code, -32602, 'the handle is unknown once its lifetime ended');
-    const cancelUntil = Date.now() + 5000;
-    while (received(stack, 'tasks/cancel').length === 0 && Date.now() < cancelUntil) await sleep(50);
+    await waitFor(() => received(stack, 'tasks/cancel').length > 0, 'the backend to be told', 5000, 50);
     const cancel = stack.backend.stats.requests.find((r) => r.rpcMethod === 'tasks/cancel');
     assert.ok(cancel, 'the backend was told');
     assert.equal(cancel.headers['mcp-protocol-version'], '2026-07-28', 'in its own generation');
@@ -253,8 +252,7 @@ describe('bridge: limits hold for bridged tasks', () => {
   it('refuses a creation past the live-task limit with -31002 and cancels it at the backend', async () => {
     await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
     await assert.rejects(createLegacyTask(alice, 'slow_scan', { seconds: 30 }), /-31002|live task limit/);
-    const until = Date.now() + 5000;
-    while (received(stack, 'tasks/cancel').length === 0 && Date.now() < until) await sleep(50);
+    await waitFor(() => received(stack, 'tasks/cancel').length > 0, 'the refused task to be cancelled upstream', 5000, 50);
     assert.equal(received(stack, 'tasks/cancel').length, 1, 'the refused task was cancelled upstream');
     const other = await createLegacyTask(bob, 'slow_scan', { seconds: 30 });
     assert.ok(isHandleShaped(other.taskId), 'the limit is per principal');

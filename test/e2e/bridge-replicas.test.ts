@@ -14,10 +14,10 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import { legacyBridgeClient, type BridgeStack } from './support/bridge-harness.js';
 import { SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
-import { AUDIENCE, waitUntilReady } from './support/task-harness.js';
+import { AUDIENCE } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 
 const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');

@@ -16,13 +16,13 @@ import { CallToolResultSchema, ElicitRequestSchema, McpError } from '@modelconte
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Store } from '../../src/store/store.js';
 import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { startGateway, testPolicy, type GatewayUnderTest, waitUntilReady } from './support/harness.js';
 import { startHostileLegacyBackend, startHostileModernBackend, type HostileBackend } from './support/hostile-backends.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
-import { sleep, waitUntilReady } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
+import { waitFor } from '../support/wait.js';
 
 /** Far below the 3 MB the backends send, far above anything the gateway writes of its own. */
 const SMALL = 64 * 1024;
@@ -225,13 +225,7 @@ for (const storeKind of stores) {
     });
 
     const lastStep = () => Math.max(0, ...[...proxy.relayed().matchAll(/step (\d+) of 100/g)].map((m) => Number(m[1])));
-    const until = async (what: string, condition: () => Promise<boolean> | boolean, ms = 5000) => {
-      const end = Date.now() + ms;
-      while (!(await condition())) {
-        if (Date.now() > end) assert.fail(`${what} did not happen within ${ms} ms`);
-        await sleep(20);
-      }
-    };
+    const until = (what: string, condition: () => Promise<boolean> | boolean) => waitFor(condition, what, 5000);
 
     it('progress after a cancel changes neither its statusMessage nor its lastUpdatedAt', async () => {
       const task = await createLegacyTask(client, 'slow_report', { seconds: 2.5, steps: 100 });
@@ -273,11 +267,7 @@ describe('tasks the gateway runs: a shutdown while a task pauses before its call
     const created = await client.raw('tools/call', { name: 'call_again', arguments: {} });
     const taskId = String(created.response?.result?.taskId);
     // From the fourth call on the pause (800 ms, then longer) outlasts the drain time.
-    const end = Date.now() + 5000;
-    while (backend.calls('call_again') < 4) {
-      assert.ok(Date.now() < end, 'the backend was not called again');
-      await sleep(20);
-    }
+    await waitFor(() => backend.calls('call_again') >= 4, 'the backend to be called again', 5000);
     await gw.stop();
     // Read as another replica would, from what the gateway left in Redis.
     reader = new RedisStore(redisConfig({ url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix: gw.keyPrefix }));

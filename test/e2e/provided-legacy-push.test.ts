@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
 import { assertTaskObject } from './support/task-schemas.js';
 import { createLegacyTask, recordTaskStatus, waitForLegacyStatus, type TaskStatusRecording } from './support/task-waits.js';

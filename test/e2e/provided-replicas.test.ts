@@ -17,8 +17,7 @@ import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } f
 import type { ModernTaskClient } from './support/modern-client.js';
 import type { GatewayProcess } from './support/gateway-process.js';
 import { Replicas } from './support/replica-harness.js';
-import { waitFor as until } from './support/reload-harness.js';
-import { sleep } from './support/task-harness.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 import { assertTaskObject } from './support/task-schemas.js';
 import { recordTaskStatus } from './support/task-waits.js';
 import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../support/redis-servers.js';
@@ -42,14 +41,17 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
   const client = (gateway: GatewayProcess) => replicas.client(gateway);
   const openLegacySession = (gateway: GatewayProcess) => replicas.openLegacySession(gateway);
   const statusVia = async (c: ModernTaskClient, taskId: string) => (await c.raw('tasks/get', { taskId })).response?.result ?? {};
-  const waitFor = async (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
-    const until = Date.now() + ms;
-    for (;;) {
-      const task = await statusVia(c, taskId);
-      if (task.status === status) return task;
-      if (Date.now() > until) assert.fail(`task ${taskId} is ${String(task.status)}, not ${status}`);
-      await sleep(100);
-    }
+  const untilStatus = (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
+    let task: Record<string, unknown> | undefined;
+    return waitForValue(
+      async () => {
+        task = await statusVia(c, taskId);
+        return task.status === status ? task : undefined;
+      },
+      () => `task ${taskId} to be ${status} (it is ${String(task?.status)})`,
+      ms,
+      100,
+    );
   };
 
   before(async () => {
@@ -95,17 +97,17 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const viaB = await client(b);
 
     const asking = String((await viaA.raw('tools/call', { name: 'slow_then_ask', arguments: {} })).response?.result?.taskId);
-    const input = await waitFor(viaB, asking, 'input_required', 8000);
+    const input = await untilStatus(viaB, asking, 'input_required', 8000);
     assert.deepEqual(Object.keys(input.inputRequests as object), ['1.name']);
     await viaB.raw('tasks/update', { taskId: asking, inputResponses: { '1.name': { action: 'accept', content: { name: 'Grace' } } } });
-    const done = await waitFor(viaA, asking, 'completed', 8000);
+    const done = await untilStatus(viaA, asking, 'completed', 8000);
     assert.match(JSON.stringify(done.result), /Hello at last, Grace/);
 
     modern.stats.reset();
     const long = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
     assert.equal((await viaB.raw('tasks/cancel', { taskId: long })).response?.result?.resultType, 'complete');
-    await waitFor(viaA, long, 'cancelled', 4000);
-    for (let i = 0; i < 60 && modern.stats.aborted === 0; i++) await sleep(50);
+    await untilStatus(viaA, long, 'cancelled', 4000);
+    await waitFor(() => modern.stats.aborted > 0, 'the backend to see the call closed', 3000, 50);
     assert.equal(modern.stats.aborted, 1, 'A closed the call when B cancelled the task');
   });
 
@@ -129,11 +131,11 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     try {
       const pushed = recordTaskStatus(sdk);
       // The SDK client opens its GET stream after initialize; A relays it.
-      await until(async () => (await metricValue(a, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
+      await waitFor(async () => (await metricValue(a, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
       const session = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': transport.sessionId! };
       const created = await legacyPost(b, session, { method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.3, steps: 1 }, task: { ttl: 60_000 } } });
       const taskId = (created as { result: { task: { taskId: string } } }).result.task.taskId;
-      await until(() => pushed.statusesOf(taskId).at(-1) === 'completed', 'the completion pushed through A');
+      await waitFor(() => pushed.statusesOf(taskId).at(-1) === 'completed', 'the completion pushed through A');
       assert.deepEqual(pushed.statusesOf(taskId), ['completed']);
       for (const message of pushed.raw) assertTaskObject('legacy', 'notification', message);
     } finally {
@@ -148,7 +150,7 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const task = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
     const killed = Date.now();
     await a.stop('SIGKILL');
-    const failed = await waitFor(viaB, task, 'failed', LEASE_MS * 4 + 2000);
+    const failed = await untilStatus(viaB, task, 'failed', LEASE_MS * 4 + 2000);
     assert.match(String(failed.statusMessage), /replica running this task stopped/);
     // The documented bound is the lease plus one sweep; the margin is for a loaded machine.
     assert.ok(Date.now() - killed < LEASE_MS * 4 + 2000);
@@ -162,7 +164,7 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const task = String((await viaC.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
     assert.equal((await statusVia(viaD, task)).status, 'working');
     await c.stop('SIGTERM');
-    const failed = await waitFor(viaD, task, 'failed', 4000);
+    const failed = await untilStatus(viaD, task, 'failed', 4000);
     assert.match(String(failed.statusMessage), /shut down before the backend answered/);
   });
 

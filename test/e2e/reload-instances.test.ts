@@ -10,7 +10,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
-import { taskStackPolicy, waitFor } from './support/reload-harness.js';
+import { taskStackPolicy } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const TASKS = { ttl: { max: '5m' } };
 

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { LEGACY_POST_HEADERS, initializeBody, readMessages, testPolicy } from './support/harness.js';
 import { startTaskStack, type TaskStack } from './support/task-harness.js';
-import { metricSample, waitFor } from './support/reload-harness.js';
+import { metricSample } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const PROVIDED = { tools: ['slow_report'] };
 

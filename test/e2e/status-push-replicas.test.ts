@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startJwksServer, type JwksServer } from './support/harness.js';
 import type { GatewayProcess } from './support/gateway-process.js';
 import { Replicas, replicaPolicy } from './support/replica-harness.js';
 import { listen, taskIn, type Listener } from './support/push-listener.js';
-import { sleep } from './support/task-harness.js';
 import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../support/redis-servers.js';
 
 const installed = redisServerInstalled();

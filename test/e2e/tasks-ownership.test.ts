@@ -8,11 +8,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { mintHandle } from '../../src/tasks/handle.js';
 import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
 import { LEGACY_POST_HEADERS } from './support/harness.js';
-import { sleep, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MODERN_META = {

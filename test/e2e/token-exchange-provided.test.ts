@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startBearerGuard, type BearerGuard } from './support/bearer-guard.js';
 import { startExchangeServer, type ExchangeServer } from './support/exchange-server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
-import { waitUntilReady } from './support/task-harness.js';
 
 const TOOLS = 'http://tools.internal/mcp';
 

@@ -8,12 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
-import { AUDIENCE, modernClient, sleep, startTaskStack, waitUntilReady, type TaskStack } from './support/task-harness.js';
+import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
 import { answersPing, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, START_SHARED_REDIS } from '../support/redis-servers.js';
+import { waitFor } from '../support/wait.js';
 
 // Fixed windows are aligned to the epoch: a day-long one is not crossed during a test.
 const DAY_RATE = (limit: number) => ({ limit, window: '1d' });
@@ -86,7 +88,7 @@ describe('per-principal tools/call limits', () => {
     const before = stack.received('tools/call');
     const first = scan(carol, 1.5);
     // In flight once the backend has it: then a second call of the same tool is refused.
-    for (let i = 0; i < 200 && stack.received('tools/call') === before; i++) await sleep(10);
+    await waitFor(() => stack.received('tools/call') > before, 'the backend to have the first call', 2000, 10);
     const second = await scan(carol, 0);
     assert.equal(second.status, 429);
     assert.equal(second.headers.get('retry-after'), '1');

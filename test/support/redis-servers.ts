@@ -145,7 +145,7 @@ export class RedisServerProcess {
     child.once('exit', () => running.delete(child));
     const server = new RedisServerProcess(port, child, dir);
     try {
-      await eventually(() => answersPing(port), 10_000, `redis-server on port ${port}`);
+      await waitFor(() => answersPing(port), `redis-server on port ${port}`);
     } catch (error) {
       await server.stop();
       throw error;
@@ -201,7 +201,7 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterProcesses
     const [code] = (await once(create, 'exit')) as [number | null];
     if (code !== 0) throw new Error(`redis-cli --cluster create exited with ${code}`);
     for (const server of servers) {
-      await eventually(async () => clusterStateOk(server.port), 10_000, `cluster_state:ok on port ${server.port}`);
+      await waitFor(async () => clusterStateOk(server.port), `cluster_state:ok on port ${server.port}`);
     }
     return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, stop };
   } catch (error) {
@@ -241,10 +241,10 @@ export async function startRedisSentinel(name: string, timing: { downAfterMs: nu
     servers.push(master);
     const replica = await RedisServerProcess.start(undefined, ['--replicaof', '127.0.0.1', String(master.port)]);
     servers.push(replica);
-    await eventually(async () => replicaAcknowledges(master.port), 10_000, `the replica on port ${replica.port} to acknowledge writes`);
+    await waitFor(async () => replicaAcknowledges(master.port), `the replica on port ${replica.port} to acknowledge writes`);
     const sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: master.port }, timing);
     servers.push(sentinel);
-    await eventually(async () => sentinelSeesReplica(sentinel.port, name, replica.port), 10_000, `the sentinel to discover the replica on port ${replica.port}`);
+    await waitFor(async () => sentinelSeesReplica(sentinel.port, name, replica.port), `the sentinel to discover the replica on port ${replica.port}`);
     return { name, master, replica, sentinel, sentinels: [`127.0.0.1:${sentinel.port}`], stop };
   } catch (error) {
     await stop();
@@ -270,12 +270,6 @@ export function sentinelSeesReplica(sentinelPort: number, name: string, replicaP
   return fields.get('port') === String(replicaPort) && fields.get('flags') === 'slave' && fields.get('role-reported') === 'slave';
 }
 
-/** Polls `condition` every 25 ms until it holds; fails the test after `timeoutMs`. */
-/** waitFor (test/support/wait.ts) with the argument order this file's callers use. */
-export function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'a condition'): Promise<void> {
-  return waitFor(condition, what, timeoutMs);
-}
-
 /** A plain ioredis client on the loopback `port` for the length of `use` (no retries). */
 export async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 1000 });
@@ -295,7 +289,7 @@ export async function masterPortOf(sentinel: Redis, name: string): Promise<numbe
 
 /** Waits until the Sentinel on `sentinelPort` names `port` the master of `name`; returns when it did. */
 export async function untilMasterIs(sentinelPort: number, name: string, port: number): Promise<number> {
-  await withClient(sentinelPort, (sentinel) => eventually(async () => (await masterPortOf(sentinel, name)) === port, 15_000, `Sentinel to name port ${port} the master`));
+  await withClient(sentinelPort, (sentinel) => waitFor(async () => (await masterPortOf(sentinel, name)) === port, `Sentinel to name port ${port} the master`, 15_000));
   return Date.now();
 }
 

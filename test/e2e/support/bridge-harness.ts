@@ -9,8 +9,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import type { GatewayDeps } from '../../../src/gateway.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
-import { AUDIENCE, waitUntilReady } from './task-harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides, waitUntilReady } from './harness.js';
+import { AUDIENCE } from './task-harness.js';
 
 export interface BridgeStack {
   jwks: JwksServer;

@@ -9,10 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../../support/redis-servers.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides, waitUntilReady } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { waitFor } from '../../support/wait.js';
-import { waitUntilReady } from './task-harness.js';
 
 export const OPERATOR_TOKEN = 'operator-token-'.padEnd(44, 'o');
 export const VIEWER_TOKEN = 'viewer-token-'.padEnd(44, 'v');
@@ -138,11 +136,4 @@ export async function createTask(client: ModernTaskClient, tool: string, args: R
   const result = created.response?.result as { taskId?: string; resultType?: string } | undefined;
   if (result?.resultType !== 'task' || typeof result.taskId !== 'string') throw new Error(`no task created: ${JSON.stringify(created.response)}`);
   return result.taskId;
-}
-
-/** The value `check` returns once it returns one (not undefined), polled through the one wait of test/support/wait.ts. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  let value: T | undefined;
-  await waitFor(async () => (value = await check()) !== undefined, what, ms, 50);
-  return value!;
 }

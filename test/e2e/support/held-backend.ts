@@ -11,7 +11,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { listenAt } from '../../../examples/http-serving.js';
-import { sleep } from './task-harness.js';
+import { waitFor } from '../../support/wait.js';
 
 export interface HeldBackend {
   /** e.g. http://127.0.0.1:PORT/mcp */
@@ -127,13 +127,7 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
     async notify(text) {
       await Promise.all([...sessions.values()].map((s) => s.mcp.server.sendLoggingMessage({ level: 'info', data: text })));
     },
-    async until(test, what, ms = 5000) {
-      const deadline = Date.now() + ms;
-      while (!test()) {
-        if (Date.now() > deadline) throw new Error(`backend: no ${what} within ${ms} ms`);
-        await sleep(10);
-      }
-    },
+    until: (test, what, ms = 5000) => waitFor(test, `the backend: ${what}`, ms, 10),
     async close() {
       gate.open();
       await Promise.allSettled([...sessions.values()].map((s) => s.mcp.close()));

@@ -9,8 +9,7 @@ import { Redis } from 'ioredis';
 import { startExampleServer, type ExampleServer } from '../../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { startGateway, testPolicy, type GatewayUnderTest, startJwksServer, type JwksServer } from './harness.js';
-import { waitUntilReady } from './task-harness.js';
+import { startGateway, testPolicy, type GatewayUnderTest, startJwksServer, type JwksServer, waitUntilReady } from './harness.js';
 import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../../support/redis-servers.js';
 
 export type StoreKind = 'memory' | 'redis';

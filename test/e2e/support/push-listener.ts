@@ -4,8 +4,8 @@
  * every JSON-RPC message so a test can wait for one and assert on all of them.
  */
 import { createParser } from 'eventsource-parser';
+import { waitForValue } from '../../support/wait.js';
 import { PROTOCOL_VERSION, TASKS_EXTENSION } from './modern-client.js';
-import { sleep } from './task-harness.js';
 
 export type Message = Record<string, unknown> & { method?: string; params?: Record<string, unknown>; id?: unknown; result?: Record<string, unknown> };
 
@@ -87,15 +87,7 @@ export async function listen(url: string, authorization: string, notifications: 
     headers: response.headers,
     messages,
     ended,
-    async waitFor(test, ms = 8000, what = 'a message') {
-      const until = Date.now() + ms;
-      for (;;) {
-        const found = messages.find(test);
-        if (found) return found;
-        if (Date.now() > until) throw new Error(`no ${what} within ${ms} ms; got ${JSON.stringify(messages).slice(0, 2000)}`);
-        await sleep(20);
-      }
-    },
+    waitFor: (test, ms = 8000, what = 'a message') => waitForValue(() => messages.find(test), () => `${what}; got ${JSON.stringify(messages).slice(0, 2000)}`, ms),
     tasks: (taskId) => messages.filter((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId).map((m) => m.params!),
     close: () => abort.abort(),
   };

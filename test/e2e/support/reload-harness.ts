@@ -6,7 +6,6 @@ import { Writable } from 'node:stream';
 import type { Config } from '../../../src/config/index.js';
 import { testPolicy, type PolicyOverrides } from './harness.js';
 import type { TaskStack } from './task-harness.js';
-import { waitFor } from '../../support/wait.js';
 
 export interface CapturedLines {
   readonly stream: Writable;
@@ -62,6 +61,3 @@ export function watchReadiness(adminUrl: string): { stop(): Promise<number[]> } 
 export function taskStackPolicy(stack: TaskStack, overrides: PolicyOverrides = {}, urls = stack.backends.map((b) => b.url)): Config {
   return testPolicy(urls, { auth: { mode: 'jwt', issuers: [{ issuer: stack.jwks.issuer, jwksUri: stack.jwks.url }] }, ...overrides });
 }
-
-// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
-export { waitFor };

@@ -2,10 +2,9 @@
  * Gateway replicas as processes (gateway-process.ts) for the tests that run several on one
  * Redis: starting them ready, clients acting as a principal on either era, and closing it all.
  */
-import { LEGACY_POST_HEADERS, type JwksServer } from './harness.js';
+import { LEGACY_POST_HEADERS, type JwksServer, waitUntilReady } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
-import { waitUntilReady } from './task-harness.js';
 
 /**
  * A replica policy (as JSON, which YAML reads): loopback listeners on free ports, JWT auth by

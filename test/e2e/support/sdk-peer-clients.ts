@@ -8,7 +8,6 @@ import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolRes
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
 import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../../examples/mcp-server/server.js';
 import { startStack } from './harness.js';
-import { waitFor as eventually } from '../../support/wait.js';
 
 
 export type Via = 'direct' | 'gateway';
@@ -88,6 +87,3 @@ export async function* sseEvents(res: Response): AsyncGenerator<EventSourceMessa
     await reader.cancel().catch(() => {});
   }
 }
-
-// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
-export { eventually };

@@ -123,9 +123,3 @@ export async function modernClient(stack: TaskStack, subject: string): Promise<M
   return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
 }
 
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export { waitUntilReady };

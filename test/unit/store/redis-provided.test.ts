@@ -12,7 +12,8 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { providedRecord, providedState } from './provided-contract.js';
-import { answersPing, eventually, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
 import { pollAsOwner } from './store-contract.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
@@ -108,13 +109,13 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       reader.events.subscribe(other.handle, () => heard.push(other.handle));
       // Subscribing opens the reader's subscriber connection; once the channel is subscribed,
       // each listener is called once (anything announced before may have been missed).
-      await eventually(async () => heard.length === 2, 5000, 'the subscription');
+      await waitFor(async () => heard.length === 2, 'the subscription', 5000);
       assert.deepEqual([...heard].sort(), [record.handle, other.handle].sort());
 
       heard.length = 0;
       assert.equal(await writer.writeProvidedTask(record.handle, 1, { status: 'input_required' }, providedState({ round: 1 })), true);
       await writer.events.publish(record.handle);
-      await eventually(async () => heard.length > 0, 5000, 'the announcement');
+      await waitFor(async () => heard.length > 0, 'the announcement', 5000);
       assert.deepEqual(heard, [record.handle]);
       assert.equal((await reader.readProvidedTask(record.handle))?.record.status, 'input_required', 'the listener reads what was announced');
     });

@@ -10,7 +10,7 @@ import { SessionOutput } from '../../../../src/provided/legacy-push/session-outp
 import { SessionWatch, type SessionKey } from '../../../../src/provided/legacy-push/session-watch.js';
 import { MemoryStore } from '../../../../src/store/memory-store.js';
 import type { TaskRecord, TaskStatus } from '../../../../src/task-model/task-record.js';
-import { waitFor } from '../../../e2e/support/reload-harness.js';
+import { waitFor } from '../../../support/wait.js';
 import { providedRecord, providedState } from '../../store/provided-contract.js';
 
 const KEY: SessionKey = { owner: 'alice', upstream: 'tools', session: 'session-1' };
