@@ -20,8 +20,8 @@ import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import type { StageDeps } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 let store: MemoryStore;
 let deps: StageDeps;

@@ -11,10 +11,10 @@ import pino from 'pino';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
-import { providedRecord } from './provided-contract.js';
+import { defineStoreContract } from './store-contract.js';
 import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { taskRecord, providedRecord } from '../../support/task-records.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server and redis-cli (to start a Redis Cluster)', INSTALL_REDIS);

@@ -12,9 +12,9 @@ import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { scopeOf, taskRecord } from './store-contract.js';
 import { INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { scopeOf, taskRecord } from '../../support/task-records.js';
 
 const COMMAND_TIMEOUT_MS = 200;
 // What a loaded two-core runner may add. The point is "about commandTimeout, not until Redis

@@ -11,10 +11,10 @@ import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { providedRecord, providedState } from './provided-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
 import { pollAsOwner } from './store-contract.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
 

@@ -12,9 +12,10 @@ import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
+import { defineStoreContract } from './store-contract.js';
 import { freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs, withClient, type RedisSentinelProcesses } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { taskRecord } from '../../support/task-records.js';
 
 const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.

@@ -14,8 +14,9 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { decidePoll, type PollRules, type PollState } from '../../../src/task-model/poll-rule.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, OWNER_A, pollAsOwner, pollPatch, scopeOf, taskRecord } from './store-contract.js';
+import { defineStoreContract, pollAsOwner, pollPatch } from './store-contract.js';
 import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import { OWNER_A, scopeOf, taskRecord } from '../../support/task-records.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
 

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { providedRecord } from './provided-contract.js';
 import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { providedRecord } from '../../support/task-records.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server (to stop and restart one)', INSTALL_REDIS);

@@ -13,9 +13,10 @@ import { after, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
+import { defineStoreContract } from './store-contract.js';
 import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica, untilMasterIs, withClient } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { taskRecord } from '../../support/task-records.js';
 
 /** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
 const REFUSED_WITHIN_MS = 1500;

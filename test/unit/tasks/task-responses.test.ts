@@ -15,8 +15,8 @@ import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
-import { scopeOf, taskRecord } from '../store/store-contract.js';
 import { ClientAbort } from '../../../src/upstream/client-abort.js';
+import { scopeOf, taskRecord } from '../../support/task-records.js';
 
 function depsWith(store: MemoryStore): TaskDeps {
   const logger = pino({ level: 'silent' });

@@ -11,7 +11,7 @@ import { SessionWatch, type SessionKey } from '../../../../src/provided/legacy-p
 import { MemoryStore } from '../../../../src/store/memory-store.js';
 import type { TaskRecord, TaskStatus } from '../../../../src/task-model/task-record.js';
 import { waitFor } from '../../../support/wait.js';
-import { providedRecord, providedState } from '../../store/provided-contract.js';
+import { providedRecord, providedState } from '../../../support/task-records.js';
 
 const KEY: SessionKey = { owner: 'alice', upstream: 'tools', session: 'session-1' };
 const ANNOUNCEMENTS = 'session:test';
