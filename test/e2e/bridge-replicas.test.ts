@@ -7,7 +7,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpError} from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -16,7 +15,7 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import { legacyBridgeClient, type BridgeStack } from './support/bridge-harness.js';
-import { SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
+import { sharedRedisSpace } from '../support/redis-servers.js';
 import { AUDIENCE } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 
@@ -25,6 +24,7 @@ const textOf = (result: CallToolResult): string => (result.content[0]?.type === 
 describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   let backend: ModernTaskServer;
   let jwks: JwksServer;
+  const redis = sharedRedisSpace('tg-bridge');
   const gateways: GatewayUnderTest[] = [];
   const clients: Client[] = [];
   let stack: BridgeStack;
@@ -37,11 +37,10 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startModernTaskServer({ name: 'modern-r', pollIntervalMs: 100, workMs: 100, legacy: 'stateless' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    const keyPrefix = `tg-bridge-${randomUUID()}:`;
     for (let i = 0; i < 2; i++) {
       const policy = testPolicy([backend.url], {
         auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+        store: redis.storePolicy(),
         upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
       });
       const gw = await startGateway(policy);
@@ -56,6 +55,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
     await Promise.allSettled(gateways.map((gw) => gw.close()));
     await backend?.close();
     await jwks?.close();
+    await redis.removeKeys();
   });
 
   it('a task created through one replica is polled, listed and its result served through the other', async () => {
@@ -97,6 +97,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
 describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
   let backend: ExampleServer;
   let jwks: JwksServer;
+  const redis = sharedRedisSpace('tg-bridge');
   const gateways: GatewayUnderTest[] = [];
   const clients: ModernTaskClient[] = [];
   const via = async (index: number, subject: string): Promise<ModernTaskClient> => {
@@ -115,11 +116,10 @@ describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startExampleServer({ name: 'legacy-r' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    const keyPrefix = `tg-bridge-${randomUUID()}:`;
     for (let i = 0; i < 2; i++) {
       const policy = testPolicy([backend.url], {
         auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+        store: redis.storePolicy(),
         upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
       });
       const gw = await startGateway(policy);
@@ -132,6 +132,7 @@ describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
     await Promise.allSettled(gateways.map((gw) => gw.close()));
     await backend?.close();
     await jwks?.close();
+    await redis.removeKeys();
   });
 
   it('a task created through one replica is polled to its inline result through the other', async () => {

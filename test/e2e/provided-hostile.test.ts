@@ -8,8 +8,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -21,7 +19,7 @@ import { startHostileLegacyBackend, startHostileModernBackend, type HostileBacke
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
+import { answersPing, redisConfig, SHARED_REDIS, sharedRedisSpace } from '../support/redis-servers.js';
 import { waitFor } from '../support/wait.js';
 
 /** Far below the 3 MB the backends send, far above anything the gateway writes of its own. */
@@ -39,8 +37,8 @@ type HostileGateway = GatewayUnderTest & { store: Store; keyPrefix: string; stop
  * gateway alone (its Redis keys stay, for a look at what it left); close() also removes them.
  */
 async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | 'redis', options: { timeout?: string; drainTimeout?: string } = {}): Promise<HostileGateway> {
-  const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  const store = storeKind === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
+  const space = sharedRedisSpace();
+  const store = storeKind === 'redis' ? space.storePolicy() : { type: 'memory' };
   const providedTasks = { tools: 'all', promoteAfter: '100ms', timeout: options.timeout ?? '3s' };
   const gw = await startGateway(
     testPolicy([backend.url], {
@@ -57,15 +55,11 @@ async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | '
   return {
     ...gw,
     store: gw.gateway.store,
-    keyPrefix,
+    keyPrefix: space.keyPrefix,
     stop,
     async close() {
       await stop();
-      if (storeKind !== 'redis') return;
-      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
-      const keys = await redis.keys(`${keyPrefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      if (storeKind === 'redis') await space.removeKeys();
     },
   };
 }

@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
-import { answersPing, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, START_SHARED_REDIS } from '../support/redis-servers.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, sharedRedisSpace, START_SHARED_REDIS } from '../support/redis-servers.js';
 import { waitFor } from '../support/wait.js';
 
 // Fixed windows are aligned to the epoch: a day-long one is not crossed during a test.
@@ -118,7 +117,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
   const replicas: GatewayUnderTest[] = [];
   const audits = [captureLines(), captureLines()];
   const clients: ModernTaskClient[] = [];
-  const prefix = `taskgate-test-limits-e2e:${process.pid}-${randomBytes(4).toString('hex')}:`;
+  const space = sharedRedisSpace('taskgate-test-limits-e2e');
 
   const clientOf = async (replica: GatewayUnderTest, subject: string) => {
     const token = await jwks.mint({ sub: subject, aud: AUDIENCE });
@@ -132,7 +131,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
     backend = await startModernTaskServer({ pollIntervalMs: 100 });
     const policy = testPolicy([backend.url], {
       auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-      store: { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+      store: space.storePolicy(),
       toolLimits: { rate: DAY_RATE(4) },
       audit: { enumeration: { threshold: 5, window: '1m', action: 'suspend' } },
       tasks: { poll: { tolerance: '100ms' } },
@@ -147,10 +146,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(replicas.map((r) => r.close()));
     await Promise.all([backend?.close(), jwks?.close()]);
-    const raw = new Redis(SHARED_REDIS.port, SHARED_REDIS.host);
-    const keys = await raw.keys(`${prefix}*`);
-    if (keys.length > 0) await raw.del(...keys);
-    await raw.quit();
+    await space.removeKeys();
   });
 
   it('allows N calls in total across the replicas, not N per replica', async () => {

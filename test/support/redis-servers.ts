@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
@@ -14,12 +15,78 @@ import { it } from 'node:test';
 import { Redis } from 'ioredis';
 import { redisStoreSchema, type RedisStoreConfig } from '../../src/config/sections/store.js';
 import { describeError } from '../../src/errors.js';
+import { RedisStore, type RedisStoreDeps } from '../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../src/store/store-unavailable.js';
 import { waitFor } from './wait.js';
 
 export const SHARED_REDIS = { host: '127.0.0.1', port: 6379 };
 export const SNAPSHOT_KEY_1 = { id: 'k1', key: Buffer.alloc(32, 1).toString('base64') };
 export const SNAPSHOT_KEY_2 = { id: 'k2', key: Buffer.alloc(32, 2).toString('base64') };
+
+/**
+ * A key space of its own on the shared Redis, for one test file or stack: a unique key prefix,
+ * a policy's `store:` section under it, and the removal of every key under it (never FLUSHALL:
+ * the server is shared with other runs).
+ */
+export interface SharedRedisSpace {
+  readonly url: string;
+  readonly keyPrefix: string;
+  /** `store:` for a policy on the shared Redis under keyPrefix (snapshot key 1); `extra` adds to it. */
+  storePolicy(extra?: Record<string, unknown>): Record<string, unknown>;
+  /** Deletes every key under keyPrefix. */
+  removeKeys(): Promise<void>;
+}
+
+export function sharedRedisSpace(label = 'taskgate-test'): SharedRedisSpace {
+  const url = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
+  const keyPrefix = `${label}:${process.pid}-${randomBytes(4).toString('hex')}:`;
+  return {
+    url,
+    keyPrefix,
+    storePolicy: (extra = {}) => ({ type: 'redis', url, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1], ...extra }),
+    async removeKeys() {
+      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
+      try {
+        const keys = await redis.keys(`${keyPrefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+      } finally {
+        await redis.quit();
+      }
+    },
+  };
+}
+
+/**
+ * RedisStores on the shared Redis, each under a prefix of its own inside one space (a test
+ * file's); close() closes every one and removes the space's keys.
+ */
+export class SharedRedisStores {
+  readonly space: SharedRedisSpace;
+  private sequence = 0;
+  private readonly opened: RedisStore[] = [];
+
+  constructor(label?: string) {
+    this.space = sharedRedisSpace(label);
+  }
+
+  /** A fresh prefix inside the space: for stores meant to share their keys, pass it to each. */
+  nextPrefix(): string {
+    return `${this.space.keyPrefix}${this.sequence++}:`;
+  }
+
+  /** A ready store on its own prefix, unless `overrides` names one. */
+  async open(overrides: Record<string, unknown> = {}, deps: RedisStoreDeps = {}): Promise<RedisStore> {
+    const store = new RedisStore(redisConfig({ url: this.space.url, keyPrefix: this.nextPrefix(), ...overrides }), deps);
+    this.opened.push(store);
+    await store.whenReady();
+    return store;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.opened.map((store) => store.close()));
+    await this.space.removeKeys();
+  }
+}
 
 /** A store policy as the config schema makes it, defaults included. */
 export function redisConfig(overrides: Record<string, unknown>): RedisStoreConfig {

@@ -5,13 +5,12 @@
  * one replica reach listeners on another.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { RedisStore } from '../../../src/store/redis-store.js';
-import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import type { RedisStore } from '../../../src/store/redis-store.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, SharedRedisStores, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
 import { pollAsOwner } from './store-contract.js';
 import { providedRecord, providedState } from '../../support/task-records.js';
@@ -21,29 +20,22 @@ const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
 if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
   reportMissingRedis(`Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port}`, START_SHARED_REDIS);
 } else {
-  const root = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  let sequence = 0;
-  const open: RedisStore[] = [];
+  const stores = new SharedRedisStores();
   const raw = new Redis(URL, { lazyConnect: true });
 
-  const newStore = async (overrides: Record<string, unknown> = {}, warnings?: string[]): Promise<RedisStore> => {
+  const newStore = (overrides: Record<string, unknown> = {}, warnings?: string[]): Promise<RedisStore> => {
     const logger = warnings ? pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (warnings.push(String(chunk)), done()) })) : undefined;
-    const store = new RedisStore(redisConfig({ url: URL, keyPrefix: `${root}${sequence++}:`, ...overrides }), { logger });
-    open.push(store);
-    await store.whenReady();
-    return store;
+    return stores.open(overrides, { logger });
   };
 
   after(async () => {
-    await Promise.all(open.map((store) => store.close()));
-    const keys = await raw.keys(`${root}*`);
-    if (keys.length > 0) await raw.del(...keys);
+    await stores.close();
     await raw.quit();
   });
 
   describe('Provided tasks on Redis', () => {
     it('keeps the state sealed at rest, bound to its task, and opens it after a key rotation', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const before = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
       const record = providedRecord({ pollIntervalMs: 10_000 });
       const state = providedState({ requestState: 'the launch code is 0000', outcome: { result: { content: [{ type: 'text', text: 'secret result' }] } } });
@@ -99,7 +91,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
     });
 
     it('announces a change made on one replica to listeners on another, and only for that task', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const [writer, reader] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
       const record = providedRecord();
       await writer.createProvidedTask(record, providedState(), 10);
