@@ -6,9 +6,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,14 +13,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './support/harness.js';
 import type { ModernTaskClient } from './support/modern-client.js';
 import type { GatewayProcess } from './support/gateway-process.js';
-import { Replicas } from './support/replica-harness.js';
+import { Replicas, replicaStore } from './support/replica-harness.js';
 import { waitFor, waitForValue } from '../support/wait.js';
 import { assertTaskObject } from './support/task-schemas.js';
 import { recordTaskStatus } from './support/task-waits.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../support/redis-servers.js';
+import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
 
-const installed = redisServerInstalled();
-if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+const installed = redisServerOrReport();
 
 /** tasks.provided.lease in this policy: a killed replica's tasks end within it plus a sweep. */
 const LEASE_MS = 1500;
@@ -33,9 +29,8 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
   let modern: ModernTaskServer;
   let legacy: ExampleServer;
   let jwks: JwksServer;
-  let dir: string;
   let policy: string;
-  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const replicas = new Replicas(() => jwks);
   const running = replicas.running;
   const start = () => replicas.start(policy);
   const client = (gateway: GatewayProcess) => replicas.client(gateway);
@@ -59,35 +54,23 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     modern = await startModernTaskServer({ name: 'plain-2026', tasks: false, workMs: 800 });
     legacy = await startExampleServer({ name: 'plain-2025', tasks: false });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    dir = await mkdtemp(join(tmpdir(), 'taskgate-provided-replicas-'));
-    policy = join(dir, 'policy.yaml');
-    await writeFile(
-      policy,
-      JSON.stringify({
-        listen: { host: '127.0.0.1', port: 0 },
-        admin: { host: '127.0.0.1', port: 0 },
-        publicUrl: 'http://127.0.0.1',
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        upstreams: {
-          modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } },
-          legacy: { instances: [new URL(legacy.url).origin], providedTasks: { tools: 'all' } },
-        },
-        routes: [
-          { path: '/mcp', upstream: 'modern' },
-          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
-        ],
-        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-provided:', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
-        tasks: { poll: { default: '100ms' }, provided: { lease: `${LEASE_MS}ms` } },
-        limits: { drainTimeout: '400ms' },
-        audit: { stdout: false },
-        logging: { level: 'info' },
-      }),
-    );
+    policy = await replicas.writePolicy('policy.yaml', {
+      upstreams: {
+        modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } },
+        legacy: { instances: [new URL(legacy.url).origin], providedTasks: { tools: 'all' } },
+      },
+      routes: [
+        { path: '/mcp', upstream: 'modern' },
+        { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+      ],
+      store: replicaStore(redis.port, 'tg-provided:'),
+      tasks: { poll: { default: '100ms' }, provided: { lease: `${LEASE_MS}ms` } },
+      limits: { drainTimeout: '400ms' },
+    });
   });
   after(async () => {
     await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('2026: started through A, asked for input, answered and finished through B; cancelled through B while A holds the call', async () => {

@@ -114,6 +114,13 @@ export function redisServerInstalled(): boolean {
   return ['redis-server', 'redis-cli'].every((command) => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0);
 }
 
+/** For the tests that start their own redis-server: whether they can, reporting it (as above) when not. */
+export function redisServerOrReport(): boolean {
+  const installed = redisServerInstalled();
+  if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+  return installed;
+}
+
 /** Whether something at `port` answers PING like Redis, within `timeoutMs`. */
 export async function answersPing(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
