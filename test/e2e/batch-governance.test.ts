@@ -9,7 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { initializeBody, readMessages } from './support/harness.js';
+import { initializeBody } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 import { startTaskStack, type TaskStack } from './support/task-harness.js';
 
 // No MCP-Protocol-Version: what a client that means 2025-03-26 sends.

@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { initializeSession, LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
 import { waitFor } from '../support/wait.js';
 

@@ -9,7 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { initializeSession, LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
 import { waitForValue } from '../support/wait.js';
 

@@ -10,7 +10,8 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './support/harness.js';
+import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 import type { ModernTaskClient } from './support/modern-client.js';
 import type { GatewayProcess } from './support/gateway-process.js';
 import { Replicas, replicaStore } from './support/replica-harness.js';

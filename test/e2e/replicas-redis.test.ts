@@ -11,6 +11,7 @@ import { startJwksServer, type JwksServer, waitUntilReady } from './support/harn
 import type { GatewayProcess } from './support/gateway-process.js';
 import { Replicas, replicaStore } from './support/replica-harness.js';
 import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
+import { readMessages } from './support/reply-messages.js';
 
 const installed = redisServerOrReport();
 
@@ -143,8 +144,8 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
       headers: session,
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 60_000 } } }),
     });
-    const text = await res.text();
-    return (JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))!.slice(6)) as { result: { task: { taskId: string } } }).result.task.taskId;
+    const [created] = (await readMessages(res)) as { result: { task: { taskId: string } } }[];
+    return created!.result.task.taskId;
   }
 
   async function listLegacyTasks(gateway: GatewayProcess): Promise<string[]> {

@@ -14,7 +14,8 @@ import { startExampleServer, type ExampleServer } from '../../examples/mcp-serve
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
-import { LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 import { waitFor } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

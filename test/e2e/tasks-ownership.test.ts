@@ -12,6 +12,7 @@ import { mintHandle } from '../../src/tasks/handle.js';
 import { answersPing, SHARED_REDIS, sharedRedisSpace } from '../support/redis-servers.js';
 import { LEGACY_POST_HEADERS } from './support/harness.js';
 import { startTaskStack, type TaskStack } from './support/task-harness.js';
+import { messagesIn } from './support/reply-messages.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MODERN_META = {
@@ -54,8 +55,7 @@ async function call(
 
 /** The JSON-RPC result of a reply (JSON or a one-message SSE stream). */
 function resultOf(answer: Answer): Record<string, unknown> {
-  const json = answer.contentType.includes('event-stream') ? answer.body.split('\n').find((l) => l.startsWith('data: {'))!.slice(6) : answer.body;
-  return (JSON.parse(json) as { result: Record<string, unknown> }).result;
+  return messagesIn(answer.body, answer.contentType)[0]!.result as Record<string, unknown>;
 }
 
 const redisUp = await answersPing(SHARED_REDIS.port, SHARED_REDIS.host);

@@ -4,7 +4,6 @@
  * on 127.0.0.1 port 0.
  */
 import assert from 'node:assert/strict';
-import { createParser } from 'eventsource-parser';
 import pino from 'pino';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import { buildGateway, type Gateway, type GatewayDeps } from '../../../src/gateway.js';
@@ -96,7 +95,6 @@ export function initializeBody(id: number | string = 1): string {
   });
 }
 
-/** Reads an SSE or JSON reply body into the JSON-RPC messages it carries. */
 /** A 2025 session opened with raw requests: initialize, then notifications/initialized; its id. */
 export async function initializeSession(url: string): Promise<string> {
   const res = await fetch(url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
@@ -111,20 +109,6 @@ export async function initializeSession(url: string): Promise<string> {
   });
   assert.equal(initialized.status, 202);
   return sessionId;
-}
-
-export async function readMessages(response: Response): Promise<unknown[]> {
-  const text = await response.text();
-  const type = response.headers.get('content-type') ?? '';
-  if (type.includes('application/json')) return [JSON.parse(text)];
-  const messages: unknown[] = [];
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.data.trim()) messages.push(JSON.parse(event.data));
-    },
-  });
-  parser.feed(text);
-  return messages;
 }
 
 // The token issuer lives with the examples (the demo uses it too).

@@ -3,9 +3,9 @@
  * a 2026 client frames it and reads the event stream as it comes (eventsource-parser), keeping
  * every JSON-RPC message so a test can wait for one and assert on all of them.
  */
-import { createParser } from 'eventsource-parser';
 import { waitForValue } from '../../support/wait.js';
 import { PROTOCOL_VERSION, TASKS_EXTENSION } from './modern-client.js';
+import { readMessagesUntil } from './reply-messages.js';
 
 export type Message = Record<string, unknown> & { method?: string; params?: Record<string, unknown>; id?: unknown; result?: Record<string, unknown> };
 
@@ -64,23 +64,14 @@ export async function listen(url: string, authorization: string, notifications: 
     const parsed = JSON.parse(await response.text()) as Message;
     return { status: response.status, contentType, headers: response.headers, messages, body: parsed, ended: Promise.resolve(), waitFor: () => Promise.reject(new Error('no stream')), tasks: () => [], close: () => undefined };
   }
-  const parser = createParser({ onEvent: (event) => event.data !== '' && messages.push(JSON.parse(event.data) as Message) });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  // `read: false` leaves the stream unread (a slow listener) until close().
+  // `read: false` leaves the stream unread (a slow listener) until close(). Read, it ends when
+  // the server ends it, or with an error once aborted or cut off by the gateway.
   const ended = opts.read === false
     ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()))
-    : (async () => {
-        try {
-          for (;;) {
-            const chunk = await reader.read();
-            if (chunk.done) return;
-            parser.feed(decoder.decode(chunk.value, { stream: true }));
-          }
-        } catch {
-          // aborted, or cut off by the gateway
-        }
-      })();
+    : readMessagesUntil(response, () => false, messages).then(
+        () => undefined,
+        () => undefined,
+      );
   return {
     status: response.status,
     contentType,
