@@ -5,7 +5,8 @@
  * not even keep-alives, until the test has it send a notification.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import { text } from 'node:stream/consumers';
 import * as z from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -83,7 +84,7 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
 
   const http = createServer((req, res) => {
     void (async () => {
-      const body = req.method === 'POST' ? (JSON.parse(await readBody(req)) as unknown) : undefined;
+      const body = req.method === 'POST' ? (JSON.parse(await text(req)) as unknown) : undefined;
       const method = req.method === 'POST' ? String((body as { method?: unknown }).method ?? 'response') : (req.method ?? '');
       received.push(method);
       if (method === 'tools/call') {
@@ -142,10 +143,4 @@ function newGate(): { opened: Promise<void>; open(): void } {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { opened, open };
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
