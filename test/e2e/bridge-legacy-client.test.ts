@@ -10,7 +10,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './support/bridge-harness.js';
+import { generationSeen, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './support/bridge-harness.js';
+import { legacyClient } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
 import { waitFor, waitForValue } from '../support/wait.js';
 
@@ -42,8 +43,8 @@ describe('bridge: 2025-11-25 client, backend with 2026-07-28 tasks only', () => 
   const seen: string[] = [];
   before(async () => {
     stack = await startModernBackendStack({ tasks: { ttl: { max: '30s' }, poll: { floor: '200ms' } } });
-    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' }, stack.gw.url, seen);
-    bob = await legacyBridgeClient(stack, 'bob');
+    alice = await legacyClient(stack, 'alice', { name: 'Ada' }, stack.gw.url, seen);
+    bob = await legacyClient(stack, 'bob');
   });
   after(async () => {
     await alice?.close();
@@ -188,7 +189,7 @@ describe('bridge: a bridged task\'s lifetime ends', () => {
   let alice: Client;
   before(async () => {
     stack = await startModernBackendStack({ tasks: { ttl: { max: '1s', default: '1s' } } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();
@@ -217,7 +218,7 @@ describe('bridge: off for the upstream', () => {
   let alice: Client;
   before(async () => {
     stack = await startModernBackendStack({ upstream: { bridge: 'off' } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();
@@ -240,8 +241,8 @@ describe('bridge: limits hold for bridged tasks', () => {
   let bob: Client;
   before(async () => {
     stack = await startModernBackendStack({ tasks: { maxLivePerPrincipal: 1 } });
-    alice = await legacyBridgeClient(stack, 'alice');
-    bob = await legacyBridgeClient(stack, 'bob');
+    alice = await legacyClient(stack, 'alice');
+    bob = await legacyClient(stack, 'bob');
   });
   after(async () => {
     await alice?.close();
@@ -267,7 +268,7 @@ describe('bridge: 2025-11-25 client, backend that refuses 2025 altogether', () =
     // The 2.4.0 server with legacy: 'reject': a 2025 initialize gets -32022 from it.
     backend = await startModernTaskServer({ name: 'modern-only', pollIntervalMs: 100, workMs: 100 });
     stack = await startBridgeGateway([backend.url], {});
-    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' });
+    alice = await legacyClient(stack, 'alice', { name: 'Ada' });
   });
   after(async () => {
     await alice?.close();
@@ -313,7 +314,7 @@ describe('bridge: a 2025 client\'s polls of a 2026 backend\'s task are governed'
   before(async () => {
     // A floor no test run outlasts: the second poll is early however slow the machine.
     stack = await startModernBackendStack({ tasks: { poll: { floor: '60s' } } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();

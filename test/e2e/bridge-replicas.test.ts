@@ -14,9 +14,9 @@ import { startExampleServer, type ExampleServer } from '../../examples/mcp-serve
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
-import { legacyBridgeClient, type BridgeStack } from './support/bridge-harness.js';
+import type { BridgeStack } from './support/bridge-harness.js';
 import { sharedRedisSpace } from '../support/redis-servers.js';
-import { AUDIENCE } from './support/task-harness.js';
+import { AUDIENCE, legacyClient } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 
 const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');
@@ -29,7 +29,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   const clients: Client[] = [];
   let stack: BridgeStack;
   const via = async (index: number, subject: string, name?: string): Promise<Client> => {
-    const client = await legacyBridgeClient(stack, subject, { name }, gateways[index]!.url);
+    const client = await legacyClient(stack, subject, { name }, gateways[index]!.url);
     clients.push(client);
     return client;
   };

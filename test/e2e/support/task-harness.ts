@@ -106,20 +106,33 @@ export async function startTaskStack(options: {
   };
 }
 
-/** An SDK 1.x client acting as `subject` through the gateway; answers elicitations with `name`. */
-export async function legacyClient(stack: TaskStack, subject: string, answers: { name?: string } = {}): Promise<Client> {
+/** What a client acting as a principal needs of a stack (this file's, or bridge-harness.ts'). */
+export type PrincipalStack = Pick<TaskStack, 'gw' | 'bearer'>;
+
+/**
+ * An SDK 1.x client (2025-11-25) acting as `subject` through the gateway (at `url`, by default
+ * the stack's route); answers elicitations with `name`. `seen` collects every body the client
+ * was sent (streams as they end), for what must never reach it.
+ */
+export async function legacyClient(stack: PrincipalStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url, seen?: string[]): Promise<Client> {
   const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () =>
     answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' },
   );
-  const transport = new StreamableHTTPClientTransport(new URL(stack.gw.url), {
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    void response.clone().text().then((text) => seen!.push(text), () => undefined);
+    return response;
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { authorization: await stack.bearer(subject) } },
+    ...(seen === undefined ? {} : { fetch: recording }),
   });
   await client.connect(transport);
   return client;
 }
 
-export async function modernClient(stack: TaskStack, subject: string): Promise<ModernTaskClient> {
+export async function modernClient(stack: PrincipalStack, subject: string): Promise<ModernTaskClient> {
   return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
 }
 
