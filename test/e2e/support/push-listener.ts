@@ -64,14 +64,20 @@ export async function listen(url: string, authorization: string, notifications: 
     const parsed = JSON.parse(await response.text()) as Message;
     return { status: response.status, contentType, headers: response.headers, messages, body: parsed, ended: Promise.resolve(), waitFor: () => Promise.reject(new Error('no stream')), tasks: () => [], close: () => undefined };
   }
-  // `read: false` leaves the stream unread (a slow listener) until close(). Read, it ends when
-  // the server ends it, or with an error once aborted or cut off by the gateway.
-  const ended = opts.read === false
-    ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()))
-    : readMessagesUntil(response, () => false, messages).then(
-        () => undefined,
-        () => undefined,
-      );
+  let ended: Promise<void>;
+  if (opts.read === false) {
+    // Left unread (a slow listener) until close(), but locked all the same: fetch cancels the
+    // unlocked body of a Response it has garbage-collected, which would close the connection
+    // and turn the slow listener into one that went away.
+    response.body!.getReader();
+    ended = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()));
+  } else {
+    // Ends when the server ends the stream, or once aborted or cut off by the gateway.
+    ended = readMessagesUntil(response, () => false, messages).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
   return {
     status: response.status,
     contentType,
