@@ -10,7 +10,7 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer } from './support/harness.js';
+import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, metricSample } from './support/harness.js';
 import { readMessages } from './support/reply-messages.js';
 import type { ModernTaskClient } from './support/modern-client.js';
 import type { GatewayProcess } from './support/gateway-process.js';
@@ -115,7 +115,7 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     try {
       const pushed = recordTaskStatus(sdk);
       // The SDK client opens its GET stream after initialize; A relays it.
-      await waitFor(async () => (await metricValue(a, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
+      await waitFor(async () => (await metricSample(a.adminUrl, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
       const session = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': transport.sessionId! };
       const created = await legacyPost(b, session, { method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.3, steps: 1 }, task: { ttl: 60_000 } } });
       const taskId = (created as { result: { task: { taskId: string } } }).result.task.taskId;
@@ -151,12 +151,6 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const failed = await untilStatus(viaD, task, 'failed', 4000);
     assert.match(String(failed.statusMessage), /shut down before the backend answered/);
   });
-
-  async function metricValue(gateway: GatewayProcess, name: string): Promise<number | undefined> {
-    const text = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-    return line === undefined ? undefined : Number(line.slice(name.length + 1));
-  }
 
   async function legacyPost(gateway: GatewayProcess, headers: Record<string, string>, message: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, ...message }) });

@@ -7,10 +7,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, initializeBody, testPolicy } from './support/harness.js';
+import { LEGACY_POST_HEADERS, initializeBody, testPolicy, metricSample } from './support/harness.js';
 import { readMessages } from './support/reply-messages.js';
 import { startTaskStack, type TaskStack } from './support/task-harness.js';
-import { metricSample } from './support/reload-harness.js';
 import { waitFor } from '../support/wait.js';
 
 const PROVIDED = { tools: ['slow_report'] };

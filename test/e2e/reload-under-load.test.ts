@@ -20,9 +20,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Config } from '../../src/config/index.js';
-import { startJwksServer, type JwksServer } from './support/harness.js';
+import { startJwksServer, type JwksServer, metricSample } from './support/harness.js';
 import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
-import { metricSample, taskStackPolicy, watchReadiness } from './support/reload-harness.js';
+import { taskStackPolicy, watchReadiness } from './support/reload-harness.js';
 import { waitFor } from '../support/wait.js';
 
 const CLIENTS = 6;

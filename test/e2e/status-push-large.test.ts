@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { metricSample } from './support/reload-harness.js';
+import { metricSample } from './support/harness.js';
 import { waitFor } from '../support/wait.js';
 import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
 import { PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './support/modern-client.js';

@@ -7,7 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { captureLines, metricSample } from './support/reload-harness.js';
+import { captureLines } from './support/reload-harness.js';
+import { metricSample } from './support/harness.js';
 import { waitFor } from '../support/wait.js';
 import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
 import type { ModernTaskClient } from './support/modern-client.js';

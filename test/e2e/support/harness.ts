@@ -127,6 +127,13 @@ export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Prom
   );
 }
 
+/** The value of one series (name and labels, as written) in an admin listener's /metrics, or undefined. */
+export async function metricSample(adminUrl: string, series: string): Promise<number | undefined> {
+  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
 export function waitReady(gw: GatewayUnderTest): Promise<void> {
   return waitUntilReady(gw.adminUrl);
 }

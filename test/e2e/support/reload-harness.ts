@@ -1,5 +1,5 @@
 /**
- * What the policy reload tests share: log capture, metric samples, a readiness watch that
+ * What the policy reload tests share: log capture, a readiness watch that
  * runs for the whole of a test, and the policy of a task stack rebuilt with changes.
  */
 import { Writable } from 'node:stream';
@@ -27,13 +27,6 @@ export function captureLines(): CapturedLines {
     lines,
     find: (prefix) => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith(prefix)),
   };
-}
-
-/** The value of one series in a Prometheus text exposition. */
-export async function metricSample(adminUrl: string, series: string): Promise<number | undefined> {
-  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
-  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** Asks /readyz every few milliseconds until stopped; resolves with every status seen. */
