@@ -15,11 +15,29 @@ import { startModernTaskServer, type ModernTaskServer } from '../../examples/mod
 import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
 import type { BridgeStack } from './support/bridge-harness.js';
-import { sharedRedisSpace } from '../support/redis-servers.js';
+import { sharedRedisSpace, type SharedRedisSpace } from '../support/redis-servers.js';
 import { AUDIENCE, legacyClient } from './support/task-harness.js';
 import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 
 const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');
+
+/**
+ * Two gateways in front of `backendUrl` (bridge: auto, the generation probed before startGateway
+ * returns) on one key space of the shared Redis, trusting one issuer: replicas of one deployment.
+ * Each joins `gateways` as it starts, so the suite's after() closes it whatever happens next.
+ */
+async function startReplicas(gateways: GatewayUnderTest[], backendUrl: string, jwks: JwksServer, redis: SharedRedisSpace): Promise<void> {
+  const policy = testPolicy([backendUrl], {
+    auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+    store: redis.storePolicy(),
+    upstreams: { tools: { instances: [new URL(backendUrl).origin], bridge: 'auto' } },
+  });
+  for (let i = 0; i < 2; i++) {
+    const gw = await startGateway(policy);
+    gateways.push(gw);
+    await waitUntilReady(gw.adminUrl);
+  }
+}
 
 describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   let backend: ModernTaskServer;
@@ -37,17 +55,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startModernTaskServer({ name: 'modern-r', pollIntervalMs: 100, workMs: 100, legacy: 'stateless' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    for (let i = 0; i < 2; i++) {
-      const policy = testPolicy([backend.url], {
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: redis.storePolicy(),
-        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
-      });
-      const gw = await startGateway(policy);
-      gateways.push(gw);
-      await waitUntilReady(gw.adminUrl);
-      await gw.gateway.bridge.generations.settled();
-    }
+    await startReplicas(gateways, backend.url, jwks, redis);
     stack = { jwks, gw: gateways[0]!, bearer: async (subject) => `Bearer ${await jwks.mint({ sub: subject, aud: AUDIENCE })}`, close: async () => undefined };
   });
   after(async () => {
@@ -116,16 +124,7 @@ describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startExampleServer({ name: 'legacy-r' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    for (let i = 0; i < 2; i++) {
-      const policy = testPolicy([backend.url], {
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: redis.storePolicy(),
-        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
-      });
-      const gw = await startGateway(policy);
-      gateways.push(gw);
-      await waitUntilReady(gw.adminUrl);
-    }
+    await startReplicas(gateways, backend.url, jwks, redis);
   });
   after(async () => {
     await Promise.allSettled(clients.map((client) => client.close()));
