@@ -9,8 +9,22 @@ import type { FaultRecord } from './faults.js';
 import type { ErrorEvent } from './recorder.js';
 import type { FaultKind } from './settings.js';
 
-/** What an error answered: a fault, a task's TTL passing, or a cancel that came after the task ended. */
-export type Cause = FaultKind | 'ttl' | 'late-cancel';
+/**
+ * What an error answered: a fault; a task's TTL passing; a cancel that came after the task
+ * ended; or the store not answering within store.commandTimeout when no fault was injected
+ * (the replica says so in its log: on a machine busy with other work, Redis or the replica can
+ * stall that long).
+ */
+export type Cause = FaultKind | 'ttl' | 'late-cancel' | 'store-timeout' | 'replica-crash';
+
+/** What a rule may look at besides the error: the fault of its cause, the replicas' own store outages. */
+export interface RuleContext {
+  fault?: FaultRecord;
+  /** [from, to] of each outage the replica logged (to: Infinity while it lasted). */
+  storeOutages: Record<string, [number, number][]>;
+  /** [crash, back] of each time the replica crashed (back: Infinity if it never was). */
+  crashes: Record<string, [number, number][]>;
+}
 
 interface Rule {
   cause: Cause;
@@ -19,10 +33,12 @@ interface Rule {
   classes: string[];
   /** Where the gateway (or the nature of the fault) says so. */
   source: string;
-  /** Whether the error falls in the reach of `fault` (the faults of the rule's cause, one by one). */
-  covers(event: ErrorEvent, fault?: FaultRecord): boolean;
+  /** Whether the error falls in the reach of `ctx.fault` (the faults of the rule's cause, one by one). */
+  covers(event: ErrorEvent, ctx: RuleContext): boolean;
 }
 
+/** Between a replica's log line and the answers it gave (the line is written when the connection gives up, or comes back). */
+const OUTAGE_SLACK_MS = 1000;
 /** Requests in flight to a lost instance when it died, or sent before its refusal was learnt. */
 const IN_FLIGHT_MS = 5000;
 
@@ -36,35 +52,35 @@ export const RULES: Rule[] = [
     verdict: 'documented',
     classes: ['503 TG_ERR_STORE_UNAVAILABLE'],
     source: 'docs/operations.md "Failing closed": task operations and 2025 sessions answer 503 -31004 while Redis is away, and until each connection is back (one the restart left half-open is dropped after store.commandTimeout)',
-    covers: (e, f) => within(e, f, (f?.recoveredAt ?? Infinity) + (f?.graceMs ?? 0)),
+    covers: (e, { fault: f }) => within(e, f, (f?.recoveredAt ?? Infinity) + (f?.graceMs ?? 0)),
   },
   {
     cause: 'replica-kill',
     verdict: 'documented',
     classes: ['connection refused', 'connection closed'],
     source: 'a process killed with SIGKILL answers nothing: its connections are cut or refused until it is back (the load balancer\'s health check takes it out)',
-    covers: (e, f) => e.replica === f?.target && within(e, f, (f.recoveredAt ?? Infinity) + f.graceMs),
+    covers: (e, { fault: f }) => e.replica === f?.target && within(e, f, (f.recoveredAt ?? Infinity) + f.graceMs),
   },
   {
     cause: 'backend-loss',
     verdict: 'documented',
     classes: ['503 TG_ERR_UPSTREAM_UNAVAILABLE'],
     source: 'docs/operations.md runbook "TaskgateUpstreamRefusing": sessions and tasks that live on the refusing instance get 503 -31005',
-    covers: (e, f) => e.instance === f?.target && within(e, f, undefined),
+    covers: (e, { fault: f }) => e.instance === f?.target && within(e, f, undefined),
   },
   {
     cause: 'backend-loss',
     verdict: 'documented',
     classes: ['502 TG_ERR_BAD_GATEWAY', '503 TG_ERR_UPSTREAM_UNAVAILABLE', '504 TG_ERR_UPSTREAM_TIMEOUT'],
     source: 'docs/errors.md TG_ERR_BAD_GATEWAY "the upstream failed mid-request": requests in flight to the instance when it died',
-    covers: (e, f) => within(e, f, (f?.injectedAt ?? 0) + IN_FLIGHT_MS),
+    covers: (e, { fault: f }) => within(e, f, (f?.injectedAt ?? 0) + IN_FLIGHT_MS),
   },
   {
     cause: 'backend-loss',
     verdict: 'defect',
     classes: ['503 TG_ERR_UPSTREAM_UNAVAILABLE'],
     source: 'known defect: the backend call of a task the gateway runs (providedTasks) is sent round-robin to the lost instance as well, neither failed over nor cooled down (only src/upstream/forward.ts marks an instance refused); a 2026 creation then answers 503, a sessionless 2025 one ends failed',
-    covers: (e, f) => e.kind === 'create' && e.taskKind === 'provided' && e.instance === undefined && within(e, f, undefined),
+    covers: (e, { fault: f }) => e.kind === 'create' && e.taskKind === 'provided' && e.instance === undefined && within(e, f, undefined),
   },
   {
     cause: 'ttl',
@@ -79,6 +95,20 @@ export const RULES: Rule[] = [
     classes: ['200 TG_ERR_TASK_TERMINAL', '200 backend error -32602'],
     source: 'docs/errors.md TG_ERR_TASK_TERMINAL: a 2025-11-25 tasks/cancel of a task that has already ended (the backend answers its own -32602 alike)',
     covers: (e) => e.kind === 'cancel',
+  },
+  {
+    cause: 'store-timeout',
+    verdict: 'documented',
+    classes: ['503 TG_ERR_STORE_UNAVAILABLE'],
+    source: 'docs/operations.md "Failing closed": Redis did not answer within store.commandTimeout, as the replica that answered logged ("store unreachable …"), with no fault injected',
+    covers: (e, { storeOutages }) => (storeOutages[e.replica] ?? []).some(([from, to]) => e.at >= from - OUTAGE_SLACK_MS && e.sentAt <= to + OUTAGE_SLACK_MS),
+  },
+  {
+    cause: 'replica-crash',
+    verdict: 'defect',
+    classes: ['connection refused', 'connection closed'],
+    source: 'a replica crashed (the report shows its stderr) and was started again a second later, as a supervisor would: its connections were cut or refused meanwhile',
+    covers: (e, { crashes }) => (crashes[e.replica] ?? []).some(([from, to]) => e.at >= from - OUTAGE_SLACK_MS && e.sentAt <= to + OUTAGE_SLACK_MS),
   },
 ];
 
@@ -96,14 +126,16 @@ export interface ErrorRow {
   examples: ErrorEvent[];
 }
 
-export function attributeErrors(errors: ErrorEvent[], faults: FaultRecord[]): ErrorRow[] {
+const OWN_CAUSES = new Set<Cause>(['ttl', 'late-cancel', 'store-timeout', 'replica-crash']);
+
+export function attributeErrors(errors: ErrorEvent[], faults: FaultRecord[], facts: Omit<RuleContext, 'fault'> = { storeOutages: {}, crashes: {} }): ErrorRow[] {
   const rows = new Map<string, ErrorRow>();
   for (const event of errors) {
     let row = rows.get(event.cls);
     if (!row) rows.set(event.cls, (row = { cls: event.cls, total: 0, documented: {}, defect: 0, unexplained: 0, byKind: {}, examples: [] }));
     row.total++;
     row.byKind[event.kind] = (row.byKind[event.kind] ?? 0) + 1;
-    const rule = RULES.find((r) => r.classes.includes(event.cls) && (r.cause === 'ttl' || r.cause === 'late-cancel' ? r.covers(event) : faults.some((f) => f.kind === r.cause && r.covers(event, f))));
+    const rule = RULES.find((r) => r.classes.includes(event.cls) && (OWN_CAUSES.has(r.cause) ? r.covers(event, facts) : faults.some((fault) => fault.kind === r.cause && r.covers(event, { ...facts, fault }))));
     if (rule?.verdict === 'documented') row.documented[rule.cause] = (row.documented[rule.cause] ?? 0) + 1;
     else if (rule) row.defect++;
     else {

@@ -57,6 +57,8 @@ export class SoakClient {
   private slots: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
   private stopped = false;
+  /** Aborts what is still in flight when a stop has waited long enough (a plain call may last its tool's whole time). */
+  private readonly abort = new AbortController();
   private next = 0;
   private seq = 0;
 
@@ -89,11 +91,13 @@ export class SoakClient {
     }
   }
 
-  /** Ends every loop after its request in flight, if any. */
+  /** Ends every loop after its request in flight, if any (aborted after REQUEST_TIMEOUT_MS). */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const wake of [...this.sleepers]) wake();
+    const timer = setTimeout(() => this.abort.abort(), REQUEST_TIMEOUT_MS);
     await Promise.all(this.slots);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {
@@ -124,7 +128,8 @@ export class SoakClient {
       if (p.era === LEGACY) params.task = { ttl: settings.ttlMs };
       const sessionInstance = p.sessionInstance;
       const sentAt = Date.now();
-      const { answer, cls } = await this.send('create', p, 'tools/call', params, { name: tool, session: p.session, instance: sessionInstance });
+      // A 2026 call the gateway could not make a task of (no store at promoteAfter) stays a plain call: its answer comes when the tool ends.
+      const { answer, cls } = await this.send('create', p, 'tools/call', params, { name: tool, session: p.session, instance: sessionInstance, timeoutMs: lifetimeMs + REQUEST_TIMEOUT_MS });
       const receivedAt = Date.now();
       if (cls === OK) {
         const result = answer.message!.result!;
@@ -145,8 +150,10 @@ export class SoakClient {
           this.tasks.push(entry);
           return entry;
         }
-        // A 2026 call the backend answered within promoteAfter stays a plain call: no task.
+        // A 2026 call answered within promoteAfter, or that could not become a task, stays a plain call.
         this.tallies.plainAnswers++;
+        const text = (result as { content?: { text?: unknown }[] }).content?.[0]?.text;
+        if (text !== `done ${tag}`) this.violations.push({ what: 'wrong-result', seq, detail: `a ${p.era} ${tool} call answered as a plain call says ${JSON.stringify(text)}, not "done ${tag}"` });
       } else if (cls === 'connection closed' || cls === 'timeout') {
         // The gateway may have made a task whose handle never reached the client.
         this.tallies.creationsUnknown++;
@@ -265,10 +272,12 @@ export class SoakClient {
     return from[this.next++ % from.length]!;
   }
 
-  private async send(kind: RequestKind, p: Principal, method: string, params: Record<string, unknown>, ctx: { name?: string; session?: string; instance?: string; task?: TaskEntry }): Promise<Sent> {
+  private async send(kind: RequestKind, p: Principal, method: string, params: Record<string, unknown>, ctx: { name?: string; session?: string; instance?: string; task?: TaskEntry; timeoutMs?: number }): Promise<Sent> {
     const replica = this.pick();
-    const answer = await post(replica.pool, p.path, request(p.era, p.token, method, params, ctx.name, ctx.session), REQUEST_TIMEOUT_MS);
+    const answer = await post(replica.pool, p.path, request(p.era, p.token, method, params, ctx.name, ctx.session), ctx.timeoutMs ?? REQUEST_TIMEOUT_MS, this.abort.signal);
     const cls = classify(answer);
+    // Cut short by the end of the run: neither an answer nor an error of the gateway's.
+    if (cls === 'aborted') return { answer, cls };
     if (cls === 'connection refused' || cls === 'connection closed') this.markDown(replica);
     // The gateway made the task after it was asked for: its TTL ends no sooner than this.
     const ttlEndsAt = ctx.task && ctx.task.sentAt + ctx.task.ttlMs;

@@ -147,10 +147,27 @@ export class Replica {
   /** Start times of each incarnation (epoch ms); the killed ones have a `killedAt`. */
   readonly incarnations: { startedAt: number; pid: number; killedAt?: number }[] = [];
   readonly warnings: LoggedWarnings = {};
-  /** The warning lines themselves, the first WARNING_LINES of them, for the report's log file. */
+  /** The warning lines themselves (the first WARNING_LINES), and every error line (up to as many), for the report's log file. */
   readonly warningLines: string[] = [];
+  /**
+   * When this replica said its store was away ("store unreachable …" / "store connection
+   * lost …") until it said "store reachable again", and why (the error it logged).
+   */
+  readonly storeOutages: { from: number; to?: number; why: string }[] = [];
+  /** Exits the soak did not cause (a crash): code or signal, the end of stderr, and when it was started again. */
+  readonly crashes: { pid: number; at: number; code: number | null; signal: string | null; stderr: string; restartedAt?: number }[] = [];
+  /** Called on a crash: the soak starts the replica again, as a supervisor (Kubernetes) would. */
+  onCrash: (() => void) | undefined;
+  private ending = false;
   private child: ChildProcess | undefined;
   private stderr = '';
+
+  /** Starts the replica again after a crash; the crash record notes when it was back. */
+  async restartAfterCrash(): Promise<void> {
+    await this.start();
+    const crash = this.crashes.at(-1);
+    if (crash) crash.restartedAt = Date.now();
+  }
 
   constructor(
     readonly name: string,
@@ -177,7 +194,17 @@ export class Replica {
     this.child = child;
     this.processes.add(child.pid!, `taskgate ${this.name}`, child);
     this.incarnations.push({ startedAt: Date.now(), pid: child.pid! });
-    child.once('exit', () => this.processes.forget(child.pid!));
+    this.ending = false;
+    this.stderr = '';
+    // A new process knows nothing of the last one's outage.
+    const open = this.storeOutages.at(-1);
+    if (open && open.to === undefined) open.to = Date.now();
+    child.once('exit', (code, signal) => {
+      this.processes.forget(child.pid!);
+      if (this.ending) return;
+      this.crashes.push({ pid: child.pid!, at: Date.now(), code, signal, stderr: this.stderr.slice(-2000) });
+      this.onCrash?.();
+    });
     child.stderr!.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString('utf8')).slice(-4000)));
     createInterface({ input: child.stdout! }).on('line', (line) => this.readLine(line));
     await this.waitReady(30_000);
@@ -185,18 +212,31 @@ export class Replica {
 
   /** Only warnings and worse are kept: the info line of every request is read and dropped. */
   private readLine(line: string): void {
-    if (line.startsWith('{"level":30') || line.startsWith('{"level":20')) return;
-    let entry: { level?: number; msg?: string };
+    const info = line.startsWith('{"level":30') || line.startsWith('{"level":20');
+    if (info && !line.includes('"msg":"store reachable again"')) return;
+    let entry: { level?: number; msg?: string; time?: string; err?: { message?: string } };
     try {
-      entry = JSON.parse(line) as { level?: number; msg?: string };
+      entry = JSON.parse(line) as typeof entry;
     } catch {
       return;
     }
+    this.noteStore(entry);
     if (typeof entry.level !== 'number' || entry.level < 40) return;
-    if (this.warningLines.length < WARNING_LINES) this.warningLines.push(line.length > 600 ? `${line.slice(0, 600)}…` : line);
+    const kept = this.warningLines.length < (entry.level >= 50 ? 2 * WARNING_LINES : WARNING_LINES);
+    if (kept) this.warningLines.push(line.length > 600 ? `${line.slice(0, 600)}…` : line);
     const msg = String(entry.msg ?? '');
     const seen = (this.warnings[msg] ??= { level: entry.level, count: 0, first: line.slice(0, 600) });
     seen.count++;
+  }
+
+  private noteStore(entry: { msg?: string; time?: string; err?: { message?: string } }): void {
+    const at = entry.time ? Date.parse(entry.time) : Date.now();
+    const open = this.storeOutages.at(-1)?.to === undefined ? this.storeOutages.at(-1) : undefined;
+    if (entry.msg === 'store reachable again') {
+      if (open) open.to = at;
+    } else if (!open && /^store (unreachable|connection lost);/.test(entry.msg ?? '')) {
+      this.storeOutages.push({ from: at, why: entry.err?.message ?? entry.msg! });
+    }
   }
 
   async waitReady(ms: number): Promise<void> {
@@ -213,6 +253,7 @@ export class Replica {
 
   async kill(): Promise<void> {
     const child = this.child!;
+    this.ending = true;
     child.kill('SIGKILL');
     await exitOf(child, 5000);
     this.incarnations.at(-1)!.killedAt = Date.now();
@@ -222,6 +263,7 @@ export class Replica {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || (await exitOf(child, 0))) return;
+    this.ending = true;
     child.kill('SIGTERM');
     if (!(await exitOf(child, 15_000))) {
       child.kill('SIGKILL');

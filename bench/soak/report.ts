@@ -64,6 +64,10 @@ export interface SetupReport {
     finalCheck: Omit<FinalCheck, 'violations'> & { violations: number };
   };
   warnings: Record<string, LoggedWarnings>;
+  /** When each replica logged its store away and back, and why (a restart, or Redis not answering in time). */
+  storeOutages: { replica: string; fromS: number; toS: number | null; why: string }[];
+  /** Replica processes that exited without the soak stopping or killing them. */
+  crashes: { replica: string; pid: number; atS: number; backS: number | null; code: number | null; signal: string | null; stderr: string }[];
   backendStats: Record<string, unknown>[];
 }
 
@@ -134,13 +138,17 @@ function count<T>(items: T[], key: (item: T) => string | undefined): Record<stri
 
 export function buildSetupReport(inputs: SetupInputs): SetupReport {
   const { client, recorder, final } = inputs;
-  const errors = attributeErrors(recorder.errors, inputs.faults);
+  const outages = Object.fromEntries(inputs.replicas.map((r) => [r.name, r.storeOutages.map((o) => [o.from, o.to ?? Infinity] as [number, number])]));
+  const crashWindows = Object.fromEntries(inputs.replicas.map((r) => [r.name, r.crashes.map((c) => [c.at, c.restartedAt ?? Infinity] as [number, number])]));
+  const errors = attributeErrors(recorder.errors, inputs.faults, { storeOutages: outages, crashes: crashWindows });
   const unexplained = errors.reduce((s, r) => s + r.unexplained, 0);
   const knownDefect = errors.reduce((s, r) => s + r.defect, 0);
   const violations = [...client.violations, ...final.violations];
   const seconds = (inputs.loadEnd - inputs.t0) / 1000;
   const tasks = client.tasks;
   const { violations: _v, ...check } = final;
+  const at = (ms: number) => Math.round((ms - inputs.t0) / 100) / 10;
+  const crashes = inputs.replicas.flatMap((r) => r.crashes.map((c) => ({ replica: r.name, pid: c.pid, atS: at(c.at), backS: c.restartedAt === undefined ? null : at(c.restartedAt), code: c.code, signal: c.signal, stderr: c.stderr })));
   return {
     setup: inputs.setup,
     replicas: inputs.replicas.map((r) => r.name),
@@ -165,12 +173,14 @@ export function buildSetupReport(inputs: SetupInputs): SetupReport {
       ...client.tallies,
     },
     invariants: {
-      holds: violations.length === 0 && unexplained === 0,
+      holds: violations.length === 0 && unexplained === 0 && crashes.length === 0,
       violations: count(violations, (v) => v.what),
       examples: violations.slice(0, 20),
       finalCheck: { ...check, violations: final.violations.length },
     },
     warnings: Object.fromEntries(inputs.replicas.map((r) => [r.name, r.warnings])),
+    storeOutages: inputs.replicas.flatMap((r) => r.storeOutages.map((o) => ({ replica: r.name, fromS: at(o.from), toS: o.to === undefined ? null : at(o.to), why: o.why.slice(0, 200) }))),
+    crashes,
     backendStats: inputs.backendStats,
   };
 }
@@ -206,8 +216,10 @@ export function renderSetup(r: SetupReport, settings: SoakSettings): string {
     table(['minute', 'req/s', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'poll p99 ms', 'create p99 ms'], r.perMinute.map((m) => [m.minute, m.perSecond, m.errors, m.p50Ms, m.p99Ms, m.maxMs, m.pollP99Ms ?? '–', m.createP99Ms ?? '–'])),
     '',
     `- **Gateway counters** (summed over replicas and restarts): ${Object.entries(r.gateway).map(([k, v]) => `\`${k.replace(/^taskgate_/, '')}\` ${n(v)}`).join(', ') || 'none read'}`,
+    `- **Store outages the replicas logged**: ${r.storeOutages.map((o) => `${o.replica} ${o.fromS}–${o.toS ?? 'end'} s (${o.why})`).join('; ') || 'none'}`,
     `- **Warnings logged**: ${Object.entries(r.warnings).flatMap(([name, w]) => Object.entries(w).map(([msg, e]) => `${name} "${msg}" × ${e.count}`)).join('; ') || 'none'}`,
   ];
+  for (const c of r.crashes) lines.push('', `**taskgate ${c.replica} (pid ${c.pid}) exited by itself at ${c.atS} s** (code ${c.code}, signal ${c.signal}; started again at ${c.backS ?? '–'} s):`, '', '```', c.stderr.trim(), '```');
   if (r.invariants.examples.length) lines.push('', '**Violations** (first 20):', '', ...r.invariants.examples.map((v) => `- ${v.what} (task ${v.seq}): ${v.detail}`));
   const odd = r.errors.flatMap((e) => e.examples);
   if (odd.length) lines.push('', '**Unexplained errors** (examples):', '', ...odd.slice(0, 10).map((e) => `- ${e.cls} on ${e.kind} via ${e.replica} at ${e.at}${e.instance ? `, instance ${e.instance}` : ''}`));

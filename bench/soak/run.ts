@@ -6,7 +6,7 @@
  *
  *   npm run soak                         the full run: two setups of 10 minutes each (about 25 minutes in all)
  *   npm run soak -- --minutes 2 --tasks 2000     a shorter run: bench/results/soak-short.*, the docs untouched
- *   npm run soak -- --smoke --out DIR    CI: 300 tasks, 30 s per setup, both setups side by side
+ *   npm run soak -- --smoke --out DIR    CI: 200 tasks, 24 s per setup, both setups side by side
  * Options: --minutes M, --tasks N, --poll-interval 30s, --lifetime 60s-180s, --ttl 5m,
  *          --setups memory,redis, --out DIR, --no-docs
  *

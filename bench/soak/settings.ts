@@ -83,7 +83,7 @@ const FAULTS: Record<SetupName, FaultPlan[]> = {
 export const AFTER_FAULTS = 0.15;
 
 const FULL = { minutes: 10, tasks: 10_000, pollInterval: '30s', lifetime: '60s-180s', ttl: '5m' };
-const SMOKE = { minutes: 0.5, tasks: 300, pollInterval: '2s', lifetime: '3s-8s', ttl: '20s' };
+const SMOKE = { minutes: 0.4, tasks: 200, pollInterval: '2s', lifetime: '3s-8s', ttl: '20s' };
 
 function range(text: string): [number, number] {
   const [low, high = low] = text.split('-').map((part) => parseDuration(part.trim()));

@@ -76,6 +76,16 @@ export async function runSetup(setup: SetupName, settings: SoakSettings, entry: 
       replicas.push(new Replica(name, ports, files.write(`${setup}-${name}.yaml`, policy), entry, processes));
     }
     await Promise.all(replicas.map((r) => r.start()));
+    // A replica that crashes is started again a second later, as its supervisor would; the
+    // crash is reported (with its stderr) and fails the run's invariants.
+    for (const replica of replicas) {
+      replica.onCrash = () => {
+        log(`${setup}: taskgate ${replica.name} crashed; starting it again`);
+        void delay(1000)
+          .then(() => (replica.onCrash ? replica.restartAfterCrash() : undefined))
+          .catch((error: unknown) => log(`${setup}: ${replica.name} did not start again: ${(error as Error).message}`));
+      };
+    }
     log(`${setup}: ${replicas.length} replica(s), backends ${backends.map((b) => b.name).join(' and ')}${redis ? `, redis-server on port ${redis.port} (appendonly)` : ''}`);
 
     const t0 = Date.now();
@@ -107,6 +117,7 @@ export async function runSetup(setup: SetupName, settings: SoakSettings, entry: 
     const backendStats = await Promise.all(backends.filter((b) => b.killed === undefined).map((b) => fetch(`${b.url}/stats`).then((r) => r.json() as Promise<Record<string, unknown>>).catch(() => ({}))));
     return buildSetupReport({ setup, settings, t0, loadEnd, recorder, client, faults, final, replicas, sampler: samples, backendStats });
   } finally {
+    for (const replica of replicas) replica.onCrash = undefined;
     await sampler?.stop().catch(() => undefined);
     await client?.close().catch(() => undefined);
     await Promise.all(replicas.map((r) => r.stop()));

@@ -60,6 +60,9 @@ function transportClass(error: unknown): string {
     case 'UND_ERR_BODY_TIMEOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'timeout';
+    case 'UND_ERR_ABORTED':
+    case 'AbortError':
+      return 'aborted';
     default:
       return `transport ${code}`;
   }
@@ -82,10 +85,10 @@ function lastResponse(text: string): RpcMessage | undefined {
   return found;
 }
 
-export async function post(pool: Pool, path: string, spec: RequestSpec, timeoutMs: number): Promise<Answer> {
+export async function post(pool: Pool, path: string, spec: RequestSpec, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   const started = performance.now();
   try {
-    const res = await pool.request({ path, method: 'POST', headers: spec.headers, body: spec.body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const res = await pool.request({ path, method: 'POST', headers: spec.headers, body: spec.body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
     const text = await res.body.text();
     const type = String(res.headers['content-type'] ?? '');
     let message: RpcMessage | undefined;

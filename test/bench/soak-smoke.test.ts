@@ -1,6 +1,6 @@
 /**
- * The soak's short variant end to end (`npm run soak -- --smoke`): 300 live tasks through real
- * taskgate processes for 30 s per setup, the memory store and Redis with two replicas side by
+ * The soak's short variant end to end (`npm run soak -- --smoke`): 200 live tasks through real
+ * taskgate processes for 24 s per setup, the memory store and Redis with two replicas side by
  * side, with the faults injected. It checks that the soak ran and injected its faults, and that
  * the invariants held: every handle reachable, none stuck, nothing lost, every error the
  * documented answer to a fault (or a known defect, counted apart). Never a timing: the soak's
