@@ -41,7 +41,7 @@ function isHangUpError(error: unknown): boolean {
 
 /** The JSON-RPC id an error answer should carry: the request's, once it is known. */
 export function requestRpcId(request: FastifyRequest): JsonRpcId {
-  const message = request.tg?.mcp?.message;
+  const message = request.exchange?.mcp?.message;
   return message?.kind === 'request' ? message.id : null;
 }
 
@@ -51,7 +51,7 @@ export function requestRpcId(request: FastifyRequest): JsonRpcId {
  * can raise before the mcp stage is transport-level, the same in both eras (errors.ts).
  */
 export function eraOfRequest(request: FastifyRequest): Era {
-  const decided = request.tg?.mcp?.era;
+  const decided = request.exchange?.mcp?.era;
   if (decided) return decided;
   return isModernVersion(request.headers['mcp-protocol-version']) ? 'modern' : 'legacy';
 }
@@ -75,7 +75,7 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     // After headers (an SSE stream already flowing) the status cannot change: end the
     // stream rather than write a second response into it. The gateway gives up on the
     // response (aborted first, so the close is not taken for a hang-up).
-    request.tg?.abort.abort();
+    request.exchange?.abort.abort();
     reply.raw.destroy();
     return reply;
   }
