@@ -24,6 +24,8 @@ export interface RuleContext {
   storeOutages: Record<string, [number, number][]>;
   /** [crash, back] of each time the replica crashed (back: Infinity if it never was). */
   crashes: Record<string, [number, number][]>;
+  /** store.commandTimeout in force: a 503 -31004 that took at least this long waited out a store command. */
+  commandTimeoutMs: number;
 }
 
 interface Rule {
@@ -79,7 +81,7 @@ export const RULES: Rule[] = [
     cause: 'backend-loss',
     verdict: 'defect',
     classes: ['503 TG_ERR_UPSTREAM_UNAVAILABLE'],
-    source: 'known defect: the backend call of a task the gateway runs (providedTasks) is sent round-robin to the lost instance as well, neither failed over nor cooled down (only src/upstream/forward.ts marks an instance refused); a 2026 creation then answers 503, a sessionless 2025 one ends failed',
+    source: 'known defect: the backend call of a task the gateway runs (providedTasks) is sent round-robin to the lost instance as well, neither failed over nor cooled down (only src/pipeline/forward.ts marks an instance refused; src/provided/creation.ts picks one and never tries another); a 2026 creation then answers 503, a sessionless 2025 one ends failed',
     covers: (e, { fault: f }) => e.kind === 'create' && e.taskKind === 'provided' && e.instance === undefined && within(e, f, undefined),
   },
   {
@@ -100,8 +102,9 @@ export const RULES: Rule[] = [
     cause: 'store-timeout',
     verdict: 'documented',
     classes: ['503 TG_ERR_STORE_UNAVAILABLE'],
-    source: 'docs/operations.md "Failing closed": Redis did not answer within store.commandTimeout, as the replica that answered logged ("store unreachable …"), with no fault injected',
-    covers: (e, { storeOutages }) => (storeOutages[e.replica] ?? []).some(([from, to]) => e.at >= from - OUTAGE_SLACK_MS && e.sentAt <= to + OUTAGE_SLACK_MS),
+    source: 'docs/operations.md "Failing closed": Redis did not answer within store.commandTimeout, with no fault injected: the replica that answered logged its store unreachable then, or the answer itself took at least that long',
+    covers: (e, { storeOutages, commandTimeoutMs }) =>
+      e.at - e.sentAt >= commandTimeoutMs || (storeOutages[e.replica] ?? []).some(([from, to]) => e.at >= from - OUTAGE_SLACK_MS && e.sentAt <= to + OUTAGE_SLACK_MS),
   },
   {
     cause: 'replica-crash',
@@ -128,7 +131,7 @@ export interface ErrorRow {
 
 const OWN_CAUSES = new Set<Cause>(['ttl', 'late-cancel', 'store-timeout', 'replica-crash']);
 
-export function attributeErrors(errors: ErrorEvent[], faults: FaultRecord[], facts: Omit<RuleContext, 'fault'> = { storeOutages: {}, crashes: {} }): ErrorRow[] {
+export function attributeErrors(errors: ErrorEvent[], faults: FaultRecord[], facts: Omit<RuleContext, 'fault'> = { storeOutages: {}, crashes: {}, commandTimeoutMs: 500 }): ErrorRow[] {
   const rows = new Map<string, ErrorRow>();
   for (const event of errors) {
     let row = rows.get(event.cls);

@@ -188,7 +188,7 @@ export class SoakClient {
         t.lastSeenAt = now;
         if (t.status === 'working' || t.status === 'input_required') {
           if (askedAt > workingBound(t, faults) && !this.violations.some((v) => v.what === 'stuck' && v.seq === t.seq)) {
-            this.violations.push({ what: 'stuck', seq: t.seq, detail: `${t.kind} ${t.era} task still ${t.status} when asked ${Math.round(askedAt - t.sentAt)} ms after creation (lifetime ${t.lifetimeMs} ms)` });
+            this.violations.push({ what: 'stuck', seq: t.seq, detail: `${t.kind} ${t.era} task still ${t.status} when asked ${Math.round(askedAt - t.sentAt)} ms after creation (lifetime ${t.lifetimeMs} ms); ${this.timeline(t)}` });
           }
           due = now + t.intervalMs;
           continue;
@@ -220,7 +220,7 @@ export class SoakClient {
     }
     const expected = acceptableOutcomes(t);
     if (!t.failedBy && !expected.includes(t.status)) {
-      this.violations.push({ what: 'unexpected-outcome', seq: t.seq, detail: `${t.kind} ${t.era} task ended ${t.status}, not ${expected.join(' or ')} (${t.statusMessage ?? 'no message'})` });
+      this.violations.push({ what: 'unexpected-outcome', seq: t.seq, detail: `${t.kind} ${t.era} task ended ${t.status}, not ${expected.join(' or ')} (${t.statusMessage ?? 'no message'}); ${this.timeline(t)}` });
     }
     if (t.status !== 'completed') return;
     let text: unknown;
@@ -232,6 +232,12 @@ export class SoakClient {
       text = (answer.message!.result as { content?: { text?: unknown }[] }).content?.[0]?.text;
     }
     if (text !== `done ${t.tag}`) this.violations.push({ what: 'wrong-result', seq: t.seq, detail: `${t.kind} ${t.era} task's result says ${JSON.stringify(text)}, not "done ${t.tag}"` });
+  }
+
+  /** When things happened to a task, in seconds from the start of the fill. */
+  private timeline(t: TaskEntry): string {
+    const s = (ms: number | undefined) => (ms === undefined ? '–' : `${Math.round((ms - this.deps.recorder.t0) / 100) / 10} s`);
+    return `asked for at ${s(t.sentAt)}, created ${s(t.receivedAt)}, lifetime ${t.lifetimeMs / 1000} s, cancel sent ${s(t.cancelSentAt)}, last seen ${s(t.lastSeenAt)}`;
   }
 
   private async cancel(t: TaskEntry): Promise<void> {

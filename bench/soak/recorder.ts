@@ -52,7 +52,7 @@ export class Recorder {
   private readonly minutes = new Map<number, Minute>();
   total = 0;
 
-  constructor(private readonly t0: number) {}
+  constructor(readonly t0: number) {}
 
   record(kind: RequestKind, cls: string, latencyMs: number, context: Omit<ErrorEvent, 'sentAt' | 'at' | 'kind' | 'cls'>): void {
     const now = Date.now();

@@ -11,7 +11,7 @@ import type { FinalCheck } from './final-check.js';
 import type { LoggedWarnings, Replica } from './processes.js';
 import type { MinuteRow, Recorder } from './recorder.js';
 import { slopePerMinute, type Sampler } from './sampler.js';
-import type { SetupName, SoakSettings } from './settings.js';
+import { commandTimeoutMs, type SetupName, type SoakSettings } from './settings.js';
 import type { Violation } from './task-entry.js';
 
 const MIB = 1024 * 1024;
@@ -140,7 +140,8 @@ export function buildSetupReport(inputs: SetupInputs): SetupReport {
   const { client, recorder, final } = inputs;
   const outages = Object.fromEntries(inputs.replicas.map((r) => [r.name, r.storeOutages.map((o) => [o.from, o.to ?? Infinity] as [number, number])]));
   const crashWindows = Object.fromEntries(inputs.replicas.map((r) => [r.name, r.crashes.map((c) => [c.at, c.restartedAt ?? Infinity] as [number, number])]));
-  const errors = attributeErrors(recorder.errors, inputs.faults, { storeOutages: outages, crashes: crashWindows });
+  const timeoutMs = commandTimeoutMs(inputs.settings);
+  const errors = attributeErrors(recorder.errors, inputs.faults, { storeOutages: outages, crashes: crashWindows, commandTimeoutMs: timeoutMs });
   const unexplained = errors.reduce((s, r) => s + r.unexplained, 0);
   const knownDefect = errors.reduce((s, r) => s + r.defect, 0);
   const violations = [...client.violations, ...final.violations];

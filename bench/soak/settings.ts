@@ -91,6 +91,11 @@ function range(text: string): [number, number] {
   return [low, high];
 }
 
+/** store.commandTimeout the replicas run with: the smoke run's, or the gateway's default (500ms). */
+export function commandTimeoutMs(settings: SoakSettings): number {
+  return parseDuration(settings.commandTimeout ?? '500ms');
+}
+
 export function parseSettings(argv: string[]): SoakSettings {
   const { values } = parseArgs({
     args: argv,

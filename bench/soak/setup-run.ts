@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDuration } from '../../src/config/units.js';
 import { delay } from '../children.js';
 import type { BenchIssuer } from '../jwks.js';
 import { policyProblem } from '../targets.js';
@@ -17,7 +16,7 @@ import { policyDir, RedisProcess, Replica, startBackend, type Backend, type Proc
 import { Recorder } from './recorder.js';
 import { buildSetupReport, type SetupReport } from './report.js';
 import { Sampler } from './sampler.js';
-import { AFTER_FAULTS, type SetupName, type SoakSettings } from './settings.js';
+import { AFTER_FAULTS, commandTimeoutMs, type SetupName, type SoakSettings } from './settings.js';
 
 export const BACKEND_NAMES = ['A', 'B'];
 /** The provided tasks' lease: the default in full runs, shorter in the smoke run so a kill resolves within it. */
@@ -99,7 +98,7 @@ export async function runSetup(setup: SetupName, settings: SoakSettings, entry: 
     let stopped = false;
     const faultsDone = runFaults(settings.faults[setup], {
       t0, startMs: settings.fillMs, loadMs: settings.loadMs, stack: { redis, replicas, backends, processes }, recorder, log: faultLog,
-      leaseMs: leaseMs(settings), commandTimeoutMs: parseDuration(settings.commandTimeout ?? '500ms'), redisDownMs: settings.redisDownMs, replicaDownMs: settings.replicaDownMs, pollIntervalMs: settings.pollIntervalMs,
+      leaseMs: leaseMs(settings), commandTimeoutMs: commandTimeoutMs(settings), redisDownMs: settings.redisDownMs, replicaDownMs: settings.replicaDownMs, pollIntervalMs: settings.pollIntervalMs,
     }, () => stopped);
     await delay(settings.fillMs + settings.loadMs);
     const faults = await faultsDone;
