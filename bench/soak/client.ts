@@ -63,7 +63,7 @@ export class SoakClient {
   private seq = 0;
 
   constructor(private readonly deps: ClientDeps) {
-    this.targets = deps.replicas.map((r) => ({ ...r, up: true, pool: new Pool(r.url, { connections: 64, pipelining: 1, keepAliveTimeout: 4000 }) }));
+    this.targets = deps.replicas.map((r) => ({ ...r, up: true, pool: new Pool(r.url, { connections: 128, pipelining: 1, keepAliveTimeout: 4000 }) }));
   }
 
   /** The principals and their tokens; 2025 clients open their sessions (one per principal). */
