@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 
-const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
+const MAIN = new URL('../../../src/main.ts', import.meta.url).pathname;
 
 export interface GatewayProcess {
   readonly child: ChildProcess;

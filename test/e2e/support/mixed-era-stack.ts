@@ -4,14 +4,11 @@
  * proxy whose tasks/get delay a test can set, JWT auth, on the memory store or on the shared
  * Redis under a key prefix of its own (removed again on close).
  */
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startExampleServer, type ExampleServer } from '../../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { startGateway, testPolicy, type GatewayUnderTest, startJwksServer, type JwksServer } from './harness.js';
-import { waitUntilReady } from './task-harness.js';
-import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
+import { startGateway, testPolicy, type GatewayUnderTest, startJwksServer, type JwksServer, waitUntilReady } from './harness.js';
+import { sharedRedisSpace } from '../../support/redis-servers.js';
 
 export type StoreKind = 'memory' | 'redis';
 
@@ -36,11 +33,8 @@ export async function startMixedEraStack(options: { store: StoreKind; tasks?: Re
   const delay = { tasksGet: 0 };
   const hold = (rpcMethod: string | undefined) => (rpcMethod === 'tasks/get' ? delay.tasksGet : 0);
   const proxies: BackendProxy[] = [await startBackendProxy(legacy.url, { delayFor: hold }), await startBackendProxy(modern.url, { delayFor: hold })];
-  const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  const store =
-    options.store === 'redis'
-      ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] }
-      : { type: 'memory' };
+  const space = sharedRedisSpace();
+  const store = options.store === 'redis' ? space.storePolicy() : { type: 'memory' };
   const policy = testPolicy([proxies[0]!.url], {
     auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
     upstreams: {
@@ -70,17 +64,7 @@ export async function startMixedEraStack(options: { store: StoreKind; tasks?: Re
       await Promise.all(proxies.map((p) => p.close()));
       await Promise.all([legacy.close(), modern.close()]);
       await jwks.close();
-      if (options.store === 'redis') await removeKeys(keyPrefix);
+      if (options.store === 'redis') await space.removeKeys();
     },
   };
-}
-
-async function removeKeys(prefix: string): Promise<void> {
-  const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
-  try {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    await redis.quit();
-  }
 }

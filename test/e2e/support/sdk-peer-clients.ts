@@ -6,9 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type ElicitRequest, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
-import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../examples/mcp-server/server.js';
+import { startExampleServer, type ExampleServerOptions, type ExampleServerStats } from '../../../examples/mcp-server/server.js';
 import { startStack } from './harness.js';
-import { waitFor as eventually } from '../support/wait.js';
 
 
 export type Via = 'direct' | 'gateway';
@@ -88,6 +87,3 @@ export async function* sseEvents(res: Response): AsyncGenerator<EventSourceMessa
     await reader.cancel().catch(() => {});
   }
 }
-
-// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
-export { eventually };

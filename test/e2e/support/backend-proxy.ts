@@ -7,6 +7,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface BackendProxyOptions {
@@ -30,9 +31,7 @@ export async function startBackendProxy(backendUrl: string, options: BackendProx
   const backend = new URL(backendUrl);
   let relayed = '';
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    let body = Buffer.concat(chunks);
+    let body = await buffer(req);
     const message = parseMessage(body);
     const delay = options.delayFor?.(typeof message?.method === 'string' ? message.method : undefined) ?? 0;
     if (delay > 0) await sleep(delay);

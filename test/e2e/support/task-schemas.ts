@@ -46,8 +46,8 @@ const DEFINITIONS: Record<SchemaEra, Partial<Record<TaskObjectKind, { def: strin
 };
 
 const SCHEMA_FILES: Record<SchemaEra, string> = {
-  legacy: '../fixtures/schemas/mcp-2025-11-25/schema.json',
-  modern: '../fixtures/schemas/ext-tasks-2026-07-28/schema.json',
+  legacy: '../../fixtures/schemas/mcp-2025-11-25/schema.json',
+  modern: '../../fixtures/schemas/ext-tasks-2026-07-28/schema.json',
 };
 
 // Formats (uri, byte) appear only in fields no task object has; they are not checked.

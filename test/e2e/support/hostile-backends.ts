@@ -10,15 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { text } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server as ModernServer } from '@modelcontextprotocol/server';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { listenAt } from '../../examples/http-serving.js';
+import { listenAt } from '../../../examples/http-serving.js';
+import { serveFetch } from './fetch-serving.js';
 
 /** What the issue saw: three megabytes, well under the gateway's 8 MiB response and SSE event limits. */
 export const HUGE = 'x'.repeat(3 * 1024 * 1024);
@@ -107,7 +106,7 @@ export async function startHostileLegacyBackend(opts: { slowMs: number }): Promi
     return transport;
   };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const raw = req.method === 'POST' ? await readBody(req) : undefined;
+    const raw = req.method === 'POST' ? await text(req) : undefined;
     const body: unknown = raw === undefined ? undefined : JSON.parse(raw);
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
@@ -124,27 +123,6 @@ export async function startHostileLegacyBackend(opts: { slowMs: number }): Promi
     calls: (tool) => counts.get(tool) ?? 0,
     close: () => closeAll(http, async () => void (await Promise.allSettled(servers.map((s) => s.close())))),
   };
-}
-
-/** node:http in front of a fetch-shaped handler (the SDK 2.x entry). */
-async function serveFetch(req: IncomingMessage, res: ServerResponse, fetch: (request: Request) => Promise<Response>): Promise<void> {
-  const headers = new Headers();
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-  const disconnect = new AbortController();
-  res.on('close', () => disconnect.abort());
-  const body = req.method === 'POST' ? await readBody(req) : undefined;
-  const response = await fetch(new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`), { method: req.method, headers, body, signal: disconnect.signal }));
-  const out: Record<string, string> = {};
-  response.headers.forEach((value, key) => (out[key] = value));
-  res.writeHead(response.status, out);
-  if (response.body === null) return void res.end();
-  await pipeline(Readable.fromWeb(response.body as NodeReadableStream), res).catch(() => undefined);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function closeAll(http: HttpServer, closeMcp: () => Promise<void>): Promise<void> {

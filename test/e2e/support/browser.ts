@@ -4,7 +4,7 @@
  * profile per launch; and a page server, so that a page has an origin of its own.
  * Playwright's own browser downloads are not used. Where Chromium is missing the evidence
  * cannot run: on CI (CI=true) that is a failure, elsewhere a skip that says so loudly and is
- * counted as one (as the Redis tests do, test/unit/store/redis-servers.ts).
+ * counted as one (as the Redis tests do, test/support/redis-servers.ts).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
@@ -12,14 +13,80 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { Redis } from 'ioredis';
-import { redisStoreSchema, type RedisStoreConfig } from '../../../src/config/sections/store.js';
-import { describeError, toWireError } from '../../../src/errors.js';
-import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
-import { waitFor } from '../../support/wait.js';
+import { redisStoreSchema, type RedisStoreConfig } from '../../src/config/sections/store.js';
+import { describeError, toWireError } from '../../src/errors.js';
+import { RedisStore, type RedisStoreDeps } from '../../src/store/redis-store.js';
+import { StoreUnavailableError } from '../../src/store/store-unavailable.js';
+import { waitFor } from './wait.js';
 
 export const SHARED_REDIS = { host: '127.0.0.1', port: 6379 };
 export const SNAPSHOT_KEY_1 = { id: 'k1', key: Buffer.alloc(32, 1).toString('base64') };
 export const SNAPSHOT_KEY_2 = { id: 'k2', key: Buffer.alloc(32, 2).toString('base64') };
+
+/**
+ * A key space of its own on the shared Redis, for one test file or stack: a unique key prefix,
+ * a policy's `store:` section under it, and the removal of every key under it (never FLUSHALL:
+ * the server is shared with other runs).
+ */
+export interface SharedRedisSpace {
+  readonly url: string;
+  readonly keyPrefix: string;
+  /** `store:` for a policy on the shared Redis under keyPrefix (snapshot key 1); `extra` adds to it. */
+  storePolicy(extra?: Record<string, unknown>): Record<string, unknown>;
+  /** Deletes every key under keyPrefix. */
+  removeKeys(): Promise<void>;
+}
+
+export function sharedRedisSpace(label = 'taskgate-test'): SharedRedisSpace {
+  const url = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
+  const keyPrefix = `${label}:${process.pid}-${randomBytes(4).toString('hex')}:`;
+  return {
+    url,
+    keyPrefix,
+    storePolicy: (extra = {}) => ({ type: 'redis', url, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1], ...extra }),
+    async removeKeys() {
+      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
+      try {
+        const keys = await redis.keys(`${keyPrefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+      } finally {
+        await redis.quit();
+      }
+    },
+  };
+}
+
+/**
+ * RedisStores on the shared Redis, each under a prefix of its own inside one space (a test
+ * file's); close() closes every one and removes the space's keys.
+ */
+export class SharedRedisStores {
+  readonly space: SharedRedisSpace;
+  private sequence = 0;
+  private readonly opened: RedisStore[] = [];
+
+  constructor(label?: string) {
+    this.space = sharedRedisSpace(label);
+  }
+
+  /** A fresh prefix inside the space: for stores meant to share their keys, pass it to each. */
+  nextPrefix(): string {
+    return `${this.space.keyPrefix}${this.sequence++}:`;
+  }
+
+  /** A ready store on its own prefix, unless `overrides` names one. */
+  async open(overrides: Record<string, unknown> = {}, deps: RedisStoreDeps = {}): Promise<RedisStore> {
+    const store = new RedisStore(redisConfig({ url: this.space.url, keyPrefix: this.nextPrefix(), ...overrides }), deps);
+    this.opened.push(store);
+    await store.whenReady();
+    return store;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.opened.map((store) => store.close()));
+    await this.space.removeKeys();
+  }
+}
 
 /** A store policy as the config schema makes it, defaults included. */
 export function redisConfig(overrides: Record<string, unknown>): RedisStoreConfig {
@@ -45,6 +112,13 @@ export const INSTALL_REDIS = 'Install Redis (redis-server and redis-cli on the P
 
 export function redisServerInstalled(): boolean {
   return ['redis-server', 'redis-cli'].every((command) => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0);
+}
+
+/** For the tests that start their own redis-server: whether they can, reporting it (as above) when not. */
+export function redisServerOrReport(): boolean {
+  const installed = redisServerInstalled();
+  if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+  return installed;
 }
 
 /** Whether something at `port` answers PING like Redis, within `timeoutMs`. */
@@ -145,7 +219,7 @@ export class RedisServerProcess {
     child.once('exit', () => running.delete(child));
     const server = new RedisServerProcess(port, child, dir);
     try {
-      await eventually(() => answersPing(port), 10_000, `redis-server on port ${port}`);
+      await waitFor(() => answersPing(port), `redis-server on port ${port}`);
     } catch (error) {
       await server.stop();
       throw error;
@@ -201,7 +275,7 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterProcesses
     const [code] = (await once(create, 'exit')) as [number | null];
     if (code !== 0) throw new Error(`redis-cli --cluster create exited with ${code}`);
     for (const server of servers) {
-      await eventually(async () => clusterStateOk(server.port), 10_000, `cluster_state:ok on port ${server.port}`);
+      await waitFor(async () => clusterStateOk(server.port), `cluster_state:ok on port ${server.port}`);
     }
     return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, stop };
   } catch (error) {
@@ -241,10 +315,10 @@ export async function startRedisSentinel(name: string, timing: { downAfterMs: nu
     servers.push(master);
     const replica = await RedisServerProcess.start(undefined, ['--replicaof', '127.0.0.1', String(master.port)]);
     servers.push(replica);
-    await eventually(async () => replicaAcknowledges(master.port), 10_000, `the replica on port ${replica.port} to acknowledge writes`);
+    await waitFor(async () => replicaAcknowledges(master.port), `the replica on port ${replica.port} to acknowledge writes`);
     const sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: master.port }, timing);
     servers.push(sentinel);
-    await eventually(async () => sentinelSeesReplica(sentinel.port, name, replica.port), 10_000, `the sentinel to discover the replica on port ${replica.port}`);
+    await waitFor(async () => sentinelSeesReplica(sentinel.port, name, replica.port), `the sentinel to discover the replica on port ${replica.port}`);
     return { name, master, replica, sentinel, sentinels: [`127.0.0.1:${sentinel.port}`], stop };
   } catch (error) {
     await stop();
@@ -270,12 +344,6 @@ export function sentinelSeesReplica(sentinelPort: number, name: string, replicaP
   return fields.get('port') === String(replicaPort) && fields.get('flags') === 'slave' && fields.get('role-reported') === 'slave';
 }
 
-/** Polls `condition` every 25 ms until it holds; fails the test after `timeoutMs`. */
-/** waitFor (test/support/wait.ts) with the argument order this file's callers use. */
-export function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000, what = 'a condition'): Promise<void> {
-  return waitFor(condition, what, timeoutMs);
-}
-
 /** A plain ioredis client on the loopback `port` for the length of `use` (no retries). */
 export async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 1000 });
@@ -295,7 +363,7 @@ export async function masterPortOf(sentinel: Redis, name: string): Promise<numbe
 
 /** Waits until the Sentinel on `sentinelPort` names `port` the master of `name`; returns when it did. */
 export async function untilMasterIs(sentinelPort: number, name: string, port: number): Promise<number> {
-  await withClient(sentinelPort, (sentinel) => eventually(async () => (await masterPortOf(sentinel, name)) === port, 15_000, `Sentinel to name port ${port} the master`));
+  await withClient(sentinelPort, (sentinel) => waitFor(async () => (await masterPortOf(sentinel, name)) === port, `Sentinel to name port ${port} the master`, 15_000));
   return Date.now();
 }
 

@@ -6,15 +6,14 @@
  * `set(id, fields)` makes the task answer whatever the test wants on its next tasks/get,
  * including shapes a careless backend sends (fractional lifetimes, an error without a code).
  */
-import { createServer, type IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { createServer } from 'node:http';
+import { text } from 'node:stream/consumers';
 import { createMcpHandler, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { TaskAwareServer } from '../../examples/modern-task-server/tool-dispatch.js';
-import { TASKS_EXTENSION } from '../../examples/modern-task-server/task-handlers.js';
-import { listenAt } from '../../examples/http-serving.js';
+import { TaskAwareServer } from '../../../examples/modern-task-server/tool-dispatch.js';
+import { TASKS_EXTENSION } from '../../../examples/modern-task-server/task-handlers.js';
+import { listenAt } from '../../../examples/http-serving.js';
+import { serveFetch } from './fetch-serving.js';
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 
@@ -79,14 +78,9 @@ export async function startNumberedTaskBackend(options: NumberedTaskBackendOptio
 
   const http = createServer((req, res) => {
     void (async () => {
-      const body = req.method === 'POST' ? await readBody(req) : undefined;
+      const body = req.method === 'POST' ? await text(req) : undefined;
       if (body !== undefined) received.push(methodOf(body));
-      const headers = new Headers();
-      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-      const response = await mcp.fetch(new Request(new URL(req.url ?? '/', `http://${req.headers.host}`), { method: req.method, headers, body }));
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      if (response.body) await pipeline(Readable.fromWeb(response.body as NodeReadableStream), res);
-      else res.end();
+      await serveFetch(req, res, (request) => mcp.fetch(request), body);
     })().catch(() => res.destroy());
   });
   const { url } = await listenAt(http, '127.0.0.1', 0, '/mcp');
@@ -110,10 +104,4 @@ function methodOf(body: string): string {
   } catch {
     return '(not json)';
   }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

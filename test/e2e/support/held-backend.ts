@@ -5,13 +5,14 @@
  * not even keep-alives, until the test has it send a notification.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import { text } from 'node:stream/consumers';
 import * as z from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { listenAt } from '../../examples/http-serving.js';
-import { sleep } from './task-harness.js';
+import { listenAt } from '../../../examples/http-serving.js';
+import { waitFor } from '../../support/wait.js';
 
 export interface HeldBackend {
   /** e.g. http://127.0.0.1:PORT/mcp */
@@ -83,7 +84,7 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
 
   const http = createServer((req, res) => {
     void (async () => {
-      const body = req.method === 'POST' ? (JSON.parse(await readBody(req)) as unknown) : undefined;
+      const body = req.method === 'POST' ? (JSON.parse(await text(req)) as unknown) : undefined;
       const method = req.method === 'POST' ? String((body as { method?: unknown }).method ?? 'response') : (req.method ?? '');
       received.push(method);
       if (method === 'tools/call') {
@@ -127,13 +128,7 @@ export async function startHeldBackend(options: { jsonResponse?: boolean } = {})
     async notify(text) {
       await Promise.all([...sessions.values()].map((s) => s.mcp.server.sendLoggingMessage({ level: 'info', data: text })));
     },
-    async until(test, what, ms = 5000) {
-      const deadline = Date.now() + ms;
-      while (!test()) {
-        if (Date.now() > deadline) throw new Error(`backend: no ${what} within ${ms} ms`);
-        await sleep(10);
-      }
-    },
+    until: (test, what, ms = 5000) => waitFor(test, `the backend: ${what}`, ms, 10),
     async close() {
       gate.open();
       await Promise.allSettled([...sessions.values()].map((s) => s.mcp.close()));
@@ -148,10 +143,4 @@ function newGate(): { opened: Promise<void>; open(): void } {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { opened, open };
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -8,6 +8,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buffer } from 'node:stream/consumers';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 
 export interface GuardOptions {
@@ -60,9 +61,7 @@ export async function startBearerGuard(options: GuardOptions): Promise<BearerGua
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
+    const body = await buffer(req);
     const header = req.headers.authorization ?? '';
     if (state.refuseNext > 0) {
       state.refuseNext -= 1;

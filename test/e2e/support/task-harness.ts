@@ -5,11 +5,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
+import { startExampleServer, type ExampleServerStats } from '../../../examples/mcp-server/server.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
 import { startGateway, startJwksServer, testPolicy, waitUntilReady, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import type { GatewayDeps } from '../../src/gateway.js';
+import type { GatewayDeps } from '../../../src/gateway.js';
 
 export const AUDIENCE = 'http://127.0.0.1/mcp';
 
@@ -106,26 +106,33 @@ export async function startTaskStack(options: {
   };
 }
 
-/** An SDK 1.x client acting as `subject` through the gateway; answers elicitations with `name`. */
-export async function legacyClient(stack: TaskStack, subject: string, answers: { name?: string } = {}): Promise<Client> {
+/** What a client acting as a principal needs of a stack (this file's, or bridge-harness.ts'). */
+export type PrincipalStack = Pick<TaskStack, 'gw' | 'bearer'>;
+
+/**
+ * An SDK 1.x client (2025-11-25) acting as `subject` through the gateway (at `url`, by default
+ * the stack's route); answers elicitations with `name`. `seen` collects every body the client
+ * was sent (streams as they end), for what must never reach it.
+ */
+export async function legacyClient(stack: PrincipalStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url, seen?: string[]): Promise<Client> {
   const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () =>
     answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' },
   );
-  const transport = new StreamableHTTPClientTransport(new URL(stack.gw.url), {
+  const recording: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    void response.clone().text().then((text) => seen!.push(text), () => undefined);
+    return response;
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { authorization: await stack.bearer(subject) } },
+    ...(seen === undefined ? {} : { fetch: recording }),
   });
   await client.connect(transport);
   return client;
 }
 
-export async function modernClient(stack: TaskStack, subject: string): Promise<ModernTaskClient> {
+export async function modernClient(stack: PrincipalStack, subject: string): Promise<ModernTaskClient> {
   return createModernTaskClient(stack.gw.url, { headers: { authorization: await stack.bearer(subject) } });
 }
 
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export { waitUntilReady };

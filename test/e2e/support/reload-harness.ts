@@ -1,12 +1,11 @@
 /**
- * What the policy reload tests share: log capture, metric samples, a readiness watch that
+ * What the policy reload tests share: log capture, a readiness watch that
  * runs for the whole of a test, and the policy of a task stack rebuilt with changes.
  */
 import { Writable } from 'node:stream';
-import type { Config } from '../../src/config/index.js';
+import type { Config } from '../../../src/config/index.js';
 import { testPolicy, type PolicyOverrides } from './harness.js';
 import type { TaskStack } from './task-harness.js';
-import { waitFor } from '../support/wait.js';
 
 export interface CapturedLines {
   readonly stream: Writable;
@@ -28,13 +27,6 @@ export function captureLines(): CapturedLines {
     lines,
     find: (prefix) => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith(prefix)),
   };
-}
-
-/** The value of one series in a Prometheus text exposition. */
-export async function metricSample(adminUrl: string, series: string): Promise<number | undefined> {
-  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
-  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** Asks /readyz every few milliseconds until stopped; resolves with every status seen. */
@@ -62,6 +54,3 @@ export function watchReadiness(adminUrl: string): { stop(): Promise<number[]> } 
 export function taskStackPolicy(stack: TaskStack, overrides: PolicyOverrides = {}, urls = stack.backends.map((b) => b.url)): Config {
   return testPolicy(urls, { auth: { mode: 'jwt', issuers: [{ issuer: stack.jwks.issuer, jwksUri: stack.jwks.url }] }, ...overrides });
 }
-
-// One implementation of waiting (test/support/wait.ts), under the name this file's importers use.
-export { waitFor };

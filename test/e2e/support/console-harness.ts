@@ -5,14 +5,10 @@
  * process, on 127.0.0.1 port 0. On Redis, every gateway shares one key prefix and one handle
  * hash salt: replicas of one deployment.
  */
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
+import { sharedRedisSpace } from '../../support/redis-servers.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides, waitUntilReady } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { waitFor } from '../support/wait.js';
-import { waitUntilReady } from './task-harness.js';
 
 export const OPERATOR_TOKEN = 'operator-token-'.padEnd(44, 'o');
 export const VIEWER_TOKEN = 'viewer-token-'.padEnd(44, 'v');
@@ -45,8 +41,8 @@ export async function startConsoleStack(options: { store?: 'memory' | 'redis'; g
   const jwks = await startJwksServer({ algs: ['ES256'] });
   const backend = await startModernTaskServer({ name: 'tasks', pollIntervalMs: 200 });
   const plain = options.plain ? await startModernTaskServer({ name: 'plain', tasks: false }) : undefined;
-  const keyPrefix = `taskgate-test:console-${process.pid}-${randomBytes(4).toString('hex')}:`;
-  const store = options.store === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
+  const space = sharedRedisSpace('taskgate-test-console');
+  const store = options.store === 'redis' ? space.storePolicy() : { type: 'memory' };
   const audit: Record<string, unknown>[] = [];
   const upstreams: Record<string, unknown> = { tools: { instances: [new URL(backend.url).origin], cooldown: '30s' } };
   const routes: Record<string, unknown>[] = [{ path: '/mcp', upstream: 'tools', upstreamPath: '/mcp' }];
@@ -122,12 +118,7 @@ export async function startConsoleStack(options: { store?: 'memory' | 'redis'; g
       await backend.close();
       await plain?.close();
       await jwks.close();
-      if (options.store === 'redis') {
-        const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
-        const keys = await redis.keys(`${keyPrefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
-      }
+      if (options.store === 'redis') await space.removeKeys();
     },
   };
 }
@@ -138,11 +129,4 @@ export async function createTask(client: ModernTaskClient, tool: string, args: R
   const result = created.response?.result as { taskId?: string; resultType?: string } | undefined;
   if (result?.resultType !== 'task' || typeof result.taskId !== 'string') throw new Error(`no task created: ${JSON.stringify(created.response)}`);
   return result.taskId;
-}
-
-/** The value `check` returns once it returns one (not undefined), polled through the one wait of test/support/wait.ts. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  let value: T | undefined;
-  await waitFor(async () => (value = await check()) !== undefined, what, ms, 50);
-  return value!;
 }

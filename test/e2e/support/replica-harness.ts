@@ -1,11 +1,15 @@
 /**
  * Gateway replicas as processes (gateway-process.ts) for the tests that run several on one
- * Redis: starting them ready, clients acting as a principal on either era, and closing it all.
+ * Redis: their policy files, starting them ready, clients acting as a principal on either era,
+ * and closing it all.
  */
-import { LEGACY_POST_HEADERS, type JwksServer } from './harness.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SNAPSHOT_KEY_1 } from '../../support/redis-servers.js';
+import { LEGACY_POST_HEADERS, type JwksServer, waitUntilReady } from './harness.js';
 import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js';
-import { waitUntilReady } from './task-harness.js';
 
 /**
  * A replica policy (as JSON, which YAML reads): loopback listeners on free ports, JWT auth by
@@ -24,15 +28,32 @@ export function replicaPolicy(jwks: JwksServer, parts: Record<string, unknown>):
   });
 }
 
+/**
+ * A replica policy's `store:` on the Redis at `port` (one the test started) under `keyPrefix`,
+ * sealed with the snapshot key the replicas find in their environment (Replicas' default env).
+ */
+export function replicaStore(port: number, keyPrefix: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix, ...extra, snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] };
+}
+
 export class Replicas {
   readonly running: GatewayProcess[] = [];
   private readonly clients: ModernTaskClient[] = [];
+  private dir: Promise<string> | undefined;
 
-  /** `env`: what the policy files' `${NAME}`s need (the snapshot key). */
+  /** `env`: what the policy files' `${NAME}`s need (by default the snapshot key replicaStore names). */
   constructor(
     private readonly jwks: () => JwksServer,
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly env: NodeJS.ProcessEnv = { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key },
   ) {}
+
+  /** Writes replicaPolicy(jwks, parts) as `name` in a directory of its own (removed on close); the file's path. */
+  async writePolicy(name: string, parts: Record<string, unknown>): Promise<string> {
+    this.dir ??= mkdtemp(join(tmpdir(), 'taskgate-replicas-'));
+    const file = join(await this.dir, name);
+    await writeFile(file, replicaPolicy(this.jwks(), parts));
+    return file;
+  }
 
   /** Starts a replica on `policyFile` and waits until it is ready. */
   async start(policyFile: string): Promise<GatewayProcess> {
@@ -68,5 +89,6 @@ export class Replicas {
   async close(): Promise<void> {
     await Promise.allSettled(this.clients.map((c) => c.close()));
     await Promise.allSettled(this.running.map((g) => g.stop('SIGKILL')));
+    if (this.dir) await rm(await this.dir, { recursive: true, force: true });
   }
 }

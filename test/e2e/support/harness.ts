@@ -4,12 +4,11 @@
  * on 127.0.0.1 port 0.
  */
 import assert from 'node:assert/strict';
-import { createParser } from 'eventsource-parser';
 import pino from 'pino';
-import { parseConfig, type Config } from '../../src/config/index.js';
-import { buildGateway, type Gateway, type GatewayDeps } from '../../src/gateway.js';
-import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { waitFor } from '../support/wait.js';
+import { parseConfig, type Config } from '../../../src/config/index.js';
+import { buildGateway, type Gateway, type GatewayDeps } from '../../../src/gateway.js';
+import { startExampleServer, type ExampleServer } from '../../../examples/mcp-server/server.js';
+import { waitFor } from '../../support/wait.js';
 
 export interface GatewayUnderTest {
   gateway: Gateway;
@@ -96,7 +95,6 @@ export function initializeBody(id: number | string = 1): string {
   });
 }
 
-/** Reads an SSE or JSON reply body into the JSON-RPC messages it carries. */
 /** A 2025 session opened with raw requests: initialize, then notifications/initialized; its id. */
 export async function initializeSession(url: string): Promise<string> {
   const res = await fetch(url, { method: 'POST', headers: LEGACY_POST_HEADERS, body: initializeBody() });
@@ -113,22 +111,8 @@ export async function initializeSession(url: string): Promise<string> {
   return sessionId;
 }
 
-export async function readMessages(response: Response): Promise<unknown[]> {
-  const text = await response.text();
-  const type = response.headers.get('content-type') ?? '';
-  if (type.includes('application/json')) return [JSON.parse(text)];
-  const messages: unknown[] = [];
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.data.trim()) messages.push(JSON.parse(event.data));
-    },
-  });
-  parser.feed(text);
-  return messages;
-}
-
 // The token issuer lives with the examples (the demo uses it too).
-export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../examples/identity-provider/issuer.js';
+export { createTestKey, startJwksServer, type JwksServer, type MintOptions, type TestKey, type TestKeyAlg } from '../../../examples/identity-provider/issuer.js';
 
 /** Waits until /readyz on an admin listener answers 200 (with jwt auth: once its key sets were fetched). */
 export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Promise<void> {
@@ -141,6 +125,13 @@ export async function waitUntilReady(adminUrl: string, timeoutMs = 10_000): Prom
     'the gateway to be ready',
     timeoutMs,
   );
+}
+
+/** The value of one series (name and labels, as written) in an admin listener's /metrics, or undefined. */
+export async function metricSample(adminUrl: string, series: string): Promise<number | undefined> {
+  const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 export function waitReady(gw: GatewayUnderTest): Promise<void> {

@@ -18,7 +18,7 @@ import {
   type ToolExecution,
 } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as toTaskId } from '@modelcontextprotocol/ext-tasks/core';
-import { createParser } from 'eventsource-parser';
+import { readMessagesUntil } from './reply-messages.js';
 
 export const PROTOCOL_VERSION = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -100,7 +100,8 @@ export async function createModernTaskClient(url: string, opts: ModernTaskClient
     signal?: AbortSignal,
   ): Promise<HttpExchange> => {
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
-    const messages = await readMessages(response, body.id);
+    // The reply ends with the response for this id; a stream may stay open after it.
+    const messages = await readMessagesUntil(response, (m) => m.id === body.id && ('result' in m || 'error' in m));
     const exchange: HttpExchange = {
       request: { headers, body },
       status: response.status,
@@ -202,37 +203,4 @@ function standardHeaders(method: string, params: Record<string, unknown>): Recor
 function encodeHeaderValue(value: string): string {
   const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith('=?base64?');
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
-
-/** Reads a JSON body, or an SSE body up to the response for `id` (the stream may stay open after it). */
-async function readMessages(response: Response, id: unknown): Promise<Record<string, unknown>[]> {
-  const contentType = response.headers.get('content-type') ?? '';
-  if (!contentType.startsWith('text/event-stream')) {
-    const text = await response.text();
-    try {
-      const parsed: unknown = JSON.parse(text);
-      return typeof parsed === 'object' && parsed !== null ? [parsed as Record<string, unknown>] : [];
-    } catch {
-      return [];
-    }
-  }
-  const messages: Record<string, unknown>[] = [];
-  let done = false;
-  const parser = createParser({
-    onEvent(event) {
-      if (event.data === '') return;
-      const message = JSON.parse(event.data) as Record<string, unknown>;
-      messages.push(message);
-      if (message.id === id && ('result' in message || 'error' in message)) done = true;
-    },
-  });
-  const decoder = new TextDecoder();
-  const reader = response.body?.getReader();
-  while (reader !== undefined && !done) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    parser.feed(decoder.decode(chunk.value, { stream: true }));
-  }
-  await reader?.cancel();
-  return messages;
 }

@@ -3,12 +3,11 @@
  * task tests share. Waits poll at the task's own interval (2025) or every 60 ms (2026) and fail
  * with the status last seen.
  */
-import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateTaskResultSchema, TaskStatusNotificationSchema, type TaskStatusNotification } from '@modelcontextprotocol/sdk/types.js';
+import { CreateTaskResultSchema, TaskStatusNotificationSchema, type GetTaskResult, type TaskStatusNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskState, TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { waitForValue } from '../../support/wait.js';
 import type { ModernTaskClient } from './modern-client.js';
-import { sleep } from './task-harness.js';
 
 /** 2025: a tools/call asking for a task; the task the CreateTaskResult carries. */
 export async function createLegacyTask(client: Client, tool: string, args: Record<string, unknown> = {}, ttl = 60_000) {
@@ -19,24 +18,30 @@ export async function createLegacyTask(client: Client, tool: string, args: Recor
 /** 2025: polls tasks/get until the task is in one of `wanted`; the task then. */
 export async function waitForLegacyStatus(client: Client, taskId: string, wanted: string | readonly string[], ms = 10_000) {
   const statuses = typeof wanted === 'string' ? [wanted] : wanted;
-  const until = Date.now() + ms;
-  for (;;) {
-    const task = await client.experimental.tasks.getTask(taskId);
-    if (statuses.includes(task.status)) return task;
-    if (Date.now() > until) assert.fail(`task stayed ${task.status}`);
-    await sleep(Math.max(task.pollInterval ?? 100, 50));
-  }
+  let task: GetTaskResult | undefined;
+  return waitForValue(
+    async () => {
+      task = await client.experimental.tasks.getTask(taskId);
+      return statuses.includes(task.status) ? task : undefined;
+    },
+    () => `task ${taskId} to be ${statuses.join(' or ')} (it stayed ${task?.status})`,
+    ms,
+    () => Math.max(task?.pollInterval ?? 100, 50),
+  );
 }
 
 /** 2026: polls tasks/get through ext-tasks until the task is `status`; the task then. */
 export async function waitForModernStatus(client: ModernTaskClient, taskId: string, status: TaskState, ms = 10_000, everyMs = 60): Promise<TaskView> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const view = await client.getTask(taskId);
-    if (view.status === status) return view;
-    if (Date.now() > until) assert.fail(`task ${taskId} is ${view.status}, not ${status}`);
-    await sleep(everyMs);
-  }
+  let view: TaskView | undefined;
+  return waitForValue(
+    async () => {
+      view = await client.getTask(taskId);
+      return view.status === status ? view : undefined;
+    },
+    () => `task ${taskId} to be ${status} (it is ${view?.status})`,
+    ms,
+    everyMs,
+  );
 }
 
 /** 2025: the notifications/tasks/status a connected client receives, as they came off the wire and as its handler got them. */

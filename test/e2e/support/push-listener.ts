@@ -3,9 +3,9 @@
  * a 2026 client frames it and reads the event stream as it comes (eventsource-parser), keeping
  * every JSON-RPC message so a test can wait for one and assert on all of them.
  */
-import { createParser } from 'eventsource-parser';
+import { waitForValue } from '../../support/wait.js';
 import { PROTOCOL_VERSION, TASKS_EXTENSION } from './modern-client.js';
-import { sleep } from './task-harness.js';
+import { readMessagesUntil } from './reply-messages.js';
 
 export type Message = Record<string, unknown> & { method?: string; params?: Record<string, unknown>; id?: unknown; result?: Record<string, unknown> };
 
@@ -64,38 +64,27 @@ export async function listen(url: string, authorization: string, notifications: 
     const parsed = JSON.parse(await response.text()) as Message;
     return { status: response.status, contentType, headers: response.headers, messages, body: parsed, ended: Promise.resolve(), waitFor: () => Promise.reject(new Error('no stream')), tasks: () => [], close: () => undefined };
   }
-  const parser = createParser({ onEvent: (event) => event.data !== '' && messages.push(JSON.parse(event.data) as Message) });
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  // `read: false` leaves the stream unread (a slow listener) until close().
-  const ended = opts.read === false
-    ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()))
-    : (async () => {
-        try {
-          for (;;) {
-            const chunk = await reader.read();
-            if (chunk.done) return;
-            parser.feed(decoder.decode(chunk.value, { stream: true }));
-          }
-        } catch {
-          // aborted, or cut off by the gateway
-        }
-      })();
+  let ended: Promise<void>;
+  if (opts.read === false) {
+    // Left unread (a slow listener) until close(), but locked all the same: fetch cancels the
+    // unlocked body of a Response it has garbage-collected, which would close the connection
+    // and turn the slow listener into one that went away.
+    response.body!.getReader();
+    ended = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()));
+  } else {
+    // Ends when the server ends the stream, or once aborted or cut off by the gateway.
+    ended = readMessagesUntil(response, () => false, messages).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
   return {
     status: response.status,
     contentType,
     headers: response.headers,
     messages,
     ended,
-    async waitFor(test, ms = 8000, what = 'a message') {
-      const until = Date.now() + ms;
-      for (;;) {
-        const found = messages.find(test);
-        if (found) return found;
-        if (Date.now() > until) throw new Error(`no ${what} within ${ms} ms; got ${JSON.stringify(messages).slice(0, 2000)}`);
-        await sleep(20);
-      }
-    },
+    waitFor: (test, ms = 8000, what = 'a message') => waitForValue(() => messages.find(test), () => `${what}; got ${JSON.stringify(messages).slice(0, 2000)}`, ms),
     tasks: (taskId) => messages.filter((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId).map((m) => m.params!),
     close: () => abort.abort(),
   };

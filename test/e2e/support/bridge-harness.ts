@@ -4,13 +4,10 @@
  * acting as named principals. The gateway's probes of the backend have finished before a test
  * runs (what an operator sees in the generation gauge).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import type { GatewayDeps } from '../../src/gateway.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides } from './harness.js';
-import { AUDIENCE, waitUntilReady } from './task-harness.js';
+import { startModernTaskServer, type ModernTaskServer } from '../../../examples/modern-task-server/server.js';
+import type { GatewayDeps } from '../../../src/gateway.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, type PolicyOverrides, waitUntilReady } from './harness.js';
+import { AUDIENCE } from './task-harness.js';
 
 export interface BridgeStack {
   jwks: JwksServer;
@@ -53,20 +50,6 @@ export async function startBridgeGateway(urls: string[], options: { tasks?: Reco
       await jwks.close();
     },
   };
-}
-
-/** An SDK 1.x client (2025-11-25 tasks) acting as `subject`; answers elicitations with `name`. */
-export async function legacyBridgeClient(stack: BridgeStack, subject: string, answers: { name?: string } = {}, url = stack.gw.url, seen?: string[]): Promise<Client> {
-  const client = new Client({ name: `client-${subject}`, version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async () => (answers.name ? { action: 'accept', content: { name: answers.name } } : { action: 'decline' }));
-  // `seen` collects every body the client was sent (streams as they end), for what must never reach it.
-  const recording: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (seen) void response.clone().text().then((text) => seen.push(text), () => undefined);
-    return response;
-  };
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: await stack.bearer(subject) } }, fetch: recording }));
-  return client;
 }
 
 /** The generation gauge's current value for the stack's one instance. */
