@@ -5,7 +5,7 @@
  * (reply-from's lib/errors.js is the model: 503 when nothing was reached, 504 on a timeout,
  * 502 otherwise; the library's error kept as the cause).
  */
-import { GatewayError, type ErrorCode } from '../errors.js';
+import { GatewayError, toWireError, type ErrorCode } from '../errors.js';
 
 export type UpstreamFailureKind = 'refused' | 'timeout' | 'reset' | 'other';
 
@@ -28,11 +28,11 @@ export function upstreamFailureCode(kind: UpstreamFailureKind): ErrorCode {
 
 /**
  * A failed backend call as the client's answer, the library's error kept as the cause; a
- * GatewayError (the door's own refusal, a token exchange's) is the answer already.
+ * GatewayError (a refusal of the gateway's own, a token exchange's) is the answer already, and
+ * a local error (the store's) gets its catalogue code (toWireError).
  */
 export function upstreamFailure(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  return new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
+  return toWireError(error) ?? new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }
 
 /** 401 and 403 from a backend answer the gateway's credentials, never the client's. */

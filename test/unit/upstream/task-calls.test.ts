@@ -9,7 +9,7 @@ import { InFlight } from '../../../src/lifecycle/in-flight.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { createTaskCalls, type TaskCallsOptions } from '../../../src/upstream/task-calls.js';
 import { replyEvents, replyJson, scriptedBackendPerFile } from '../../support/scripted-backend.js';
-import { taskRecord } from '../store/store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 
 const scripted = scriptedBackendPerFile();
 const agent = scripted.agent;
