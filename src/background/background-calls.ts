@@ -14,11 +14,10 @@
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import type { BackgroundCallsPolicy } from '../config/sections/background-calls.js';
-import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { GatewayRunTasks, LocalAnswer, ResultFilter, StageDeps, ToolCallInterceptor } from '../tasks/extension-points.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { detachedText, usageText, type TaskToolNames } from './model-texts.js';
 import { answerCancel, answerStatus, toolAnswer, type ToolAnswerContext } from './task-tool-answers.js';
 import { CANCEL_USAGE, readCancelArguments, readStatusArguments, STATUS_USAGE, taskToolDefinitions, taskToolNames } from './task-tools.js';
@@ -125,8 +124,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
   }
 }
 
-/** A client that could not have asked for a task with this request. */
+/** A client that could not have asked for a task with this request (legacy: no params.task; modern: the extension not declared). */
 function cannotUseTasks(request: TaskRequest, message: JsonRpcRequest): boolean {
-  if (request.mcp!.era === 'modern') return !declaresTasksExtension(message);
-  return !(isObject(message.params) && isObject(message.params.task));
+  return !request.wire.asksForTask(message);
 }

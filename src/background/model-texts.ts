@@ -7,7 +7,8 @@
  * spec's own key, so that code finds it without reading the text.
  */
 import { RELATED_TASK_META } from '../mcp/era.js';
-import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 
 export type ToolResult = Record<string, unknown>;
 

@@ -10,8 +10,8 @@ import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
 import type { StageDeps } from '../tasks/extension-points.js';
-import { nextState } from '../tasks/poll-answer.js';
-import { readTask, type TaskFields } from '../tasks/task-shapes.js';
+import { nextState } from '../task-model/poll-answer.js';
+import { MODERN_WIRE, type TaskFields } from '../task-model/task-wire.js';
 import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from './legacy-creation.js';
 import { callModern, taskCall } from './modern-call.js';
@@ -39,7 +39,7 @@ export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: 
   const response = answer.response;
   if (response?.error?.code === -32602) return lost(deps, record);
   const result = response?.result;
-  const fields = readTask(result, 'modern');
+  const fields = MODERN_WIRE.readTask(result);
   if (!isObject(result) || !fields) {
     ctx.count(request, 'tasks/get', 'error');
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend's tasks/get answer (HTTP ${answer.status}) is not a task` });

@@ -14,6 +14,7 @@
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
+import type { Era } from '../mcp/era-name.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -33,6 +34,15 @@ import { LegacySessions } from './legacy-sessions.js';
 import { answerModernCancel, answerModernGet, answerModernUpdate, refreshModern } from './modern-answers.js';
 import { answerModernRequest } from './modern-requests.js';
 import { answerLegacyRequest, LEGACY_METHODS } from './legacy-requests.js';
+
+/** What the bridge does for a client of one era. */
+interface ClientSide {
+  interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean;
+  answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  /** The record after asking its backend (only modern clients listen). */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord>;
+}
 
 export interface BridgeDeps {
   readonly logger: Logger;
@@ -100,9 +110,47 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     this.generations.close();
   }
 
-  async interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  /**
+   * The bridge's part for a client of each era (its backend speaks the other): a modern
+   * client's calls go through takeRequest like its other requests; a legacy client's task
+   * requests and its tasks' tasks/* take the legacy path. Chosen by the request's wire.
+   */
+  private readonly forClient: Readonly<Record<Era, ClientSide>> = {
+    legacy: {
+      interceptToolCall: (deps, request, message) => this.interceptLegacyToolCall(deps, request, message),
+      filterResult: (request, method, result) => this.filterLegacyResult(request, method, result),
+      answer: (deps, request, message, record) => this.answerLegacy(deps, request, message, record),
+      refresh: (_deps, record) => Promise.resolve(record),
+    },
+    modern: {
+      interceptToolCall: (deps, request, message) => this.takeRequest(deps, request, message),
+      filterResult: () => false,
+      answer: (deps, request, message, record) => this.answerModern(deps, request, message, record),
+      refresh: (deps, record) => refreshModern(this.ctx, deps, record),
+    },
+  };
+
+  interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    return this.forClient[request.wire.era].interceptToolCall(deps, request, message);
+  }
+
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
+    return this.forClient[request.wire.era].filterResult(request, method, result);
+  }
+
+  /** tasks/* of a bridged task, the way its client's era answers them (the record's era is its client's). */
+  answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    return this.forClient[record.era].answer(deps, request, message, record);
+  }
+
+  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
+    return this.forClient[record.era].refresh(deps, record);
+  }
+
+  /** A legacy client's task request for a backend that serves only modern tasks, or any call to a backend that refuses legacy. */
+  private async interceptLegacyToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
-    if (request.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
     // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
@@ -116,8 +164,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
   }
 
-  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
-    if (request.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+  private filterLegacyResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
+    if (!this.bridgesUpstream(request)) return false;
     const instance = request.instance;
     if (!instance || !this.servesOnlyModern(request, instance)) return false;
     if (method === 'initialize') return advertiseLegacyTasks(result);
@@ -127,7 +175,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
   private async takeRequest(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
-    if (request.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    // Only modern requests come here: its method takeovers are registered for the modern era, and its tool calls through forClient.
+    if (message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
     // Asked of every instance before one is chosen: choosing moves the balancer, and a request
     // the bridge leaves alone must be balanced as if it had not looked.
     if (!this.refusesModern(request)) return undefined;
@@ -137,19 +186,20 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
   }
 
-  async answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-    if (record.era === 'modern') {
-      switch (message.method) {
-        case 'tasks/get':
-          return answerModernGet(this.ctx, deps, request, message, record);
-        case 'tasks/update':
-          return answerModernUpdate(this.ctx, deps, request, message, record);
-        case 'tasks/cancel':
-          return answerModernCancel(this.ctx, deps, request, message, record);
-        default:
-          throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
-      }
+  private async answerModern(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    switch (message.method) {
+      case 'tasks/get':
+        return answerModernGet(this.ctx, deps, request, message, record);
+      case 'tasks/update':
+        return answerModernUpdate(this.ctx, deps, request, message, record);
+      case 'tasks/cancel':
+        return answerModernCancel(this.ctx, deps, request, message, record);
+      default:
+        throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
     }
+  }
+
+  private async answerLegacy(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
     switch (message.method) {
       case 'tasks/get':
         return answerLegacyGet(this.ctx, deps, request, message, record);
@@ -193,11 +243,6 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   async sweep(): Promise<void> {
     return undefined;
-  }
-
-  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
-  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
-    return record.era === 'modern' ? refreshModern(this.ctx, deps, record) : Promise.resolve(record);
   }
 
   private cancelUpstream(record: TaskRecord, reason: string): void {

@@ -13,7 +13,7 @@ import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
-import { taskFromRecord } from '../tasks/task-shapes.js';
+import { taskFromRecord } from '../task-model/task-wire.js';
 import { learn, pollBackend } from './backend-poll.js';
 import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from './legacy-creation.js';

@@ -18,14 +18,14 @@ import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { hideBackendId } from '../tasks/backend-ids.js';
+import { hideBackendId } from '../task-model/backend-ids.js';
+import { nextState } from '../task-model/poll-answer.js';
+import { jsonRpcErrorOf, LEGACY_WIRE, MODERN_WIRE, taskFromRecord, type TaskFields } from '../task-model/task-wire.js';
 import type { LocalAnswer, StageDeps, TaskDeps } from '../tasks/extension-points.js';
 import { mintServerRequestId } from '../tasks/handle.js';
-import { nextState } from '../tasks/poll-answer.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
-import { jsonRpcErrorOf, readTask, taskFromRecord } from '../tasks/task-shapes.js';
 import { learn, LOST_MESSAGE } from './backend-poll.js';
-import { LEGACY_LABEL, MODERN_LABEL, type BridgeContext } from './bridge-context.js';
+import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from './legacy-creation.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
 import { parseAnswerBody, type RpcAnswer } from './rpc-exchange.js';
@@ -69,7 +69,7 @@ export async function refreshModern(ctx: BridgeContext, deps: TaskDeps, record: 
   };
   const questions = async () => ({ asked: await shownQuestions(deps, record) ?? {} });
   const { updated } = await learnFromBackend(deps, record, ask, questions, undefined);
-  ctx.metrics.bridgeOperations.inc({ upstream: record.upstream, client: MODERN_LABEL, backend: LEGACY_LABEL, method: 'tasks/get', outcome: 'ok' });
+  ctx.metrics.bridgeOperations.inc({ upstream: record.upstream, client: MODERN_WIRE.revision, backend: LEGACY_WIRE.revision, method: 'tasks/get', outcome: 'ok' });
   return updated;
 }
 
@@ -80,7 +80,7 @@ async function learnFromBackend(deps: StageDeps, record: TaskRecord, ask: Ask, q
   if (record.status === 'cancelled') {
     detailed = {};
   } else {
-    const fields = readTask((await ask('tasks/get', { taskId: record.upstreamTaskId }))?.result, 'legacy');
+    const fields = LEGACY_WIRE.readTask((await ask('tasks/get', { taskId: record.upstreamTaskId }))?.result);
     if (!fields) ({ detailed, updated } = lostTask(deps, record));
     else ({ detailed, updated } = await outcomeOf(deps, record, fields, ask, questions));
   }
@@ -92,7 +92,7 @@ async function learnFromBackend(deps: StageDeps, record: TaskRecord, ask: Ask, q
 }
 
 /** What a 2025 status means for a 2026 DetailedTask: the inline parts, and the record after it. */
-async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
+async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: TaskFields, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
   if (fields.status === 'input_required') {
     const inputRequests = await questions();
     if ('final' in inputRequests) return finalOutcome(deps, record, fields, inputRequests.final.response);
@@ -105,7 +105,7 @@ async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: NonNullabl
 }
 
 /** The tasks/result answer as the inline result (completed, even with isError) or error (failed). */
-function finalOutcome(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, response: JsonRpcResponse | undefined): { detailed: JsonObject; updated: TaskRecord } {
+function finalOutcome(deps: StageDeps, record: TaskRecord, fields: TaskFields, response: JsonRpcResponse | undefined): { detailed: JsonObject; updated: TaskRecord } {
   if (response && isObject(response.result)) {
     const result: JsonObject = { ...response.result, resultType: 'complete' };
     if (isObject(result._meta)) {
@@ -178,7 +178,7 @@ export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, re
   if (!isTerminalStatus(record.status)) {
     const instance = instanceOf(request, record);
     const answer = await inSession(ctx, request, instance, record, 'tasks/cancel', { taskId: record.upstreamTaskId }).catch(() => undefined);
-    const fields = readTask(answer?.response?.result, 'legacy');
+    const fields = LEGACY_WIRE.readTask(answer?.response?.result);
     if (fields?.status === 'cancelled') {
       const updated = { ...record, ...nextState(deps.policy, record, fields) };
       await learn(deps, record, { patch: diff(record, updated), updated });

@@ -69,9 +69,8 @@ export function checkOtherMethod(method: string, headers: IncomingHttpHeaders): 
   }
 }
 
-/** The 2025-era session a request names; 2026-07-28 requests have none (sessions are gone). */
-export function sessionIdOf(era: Era | undefined, headers: IncomingHttpHeaders): string | undefined {
-  if (era === 'modern') return undefined;
+/** The session a legacy request names (the modern era has no sessions: the pipeline asks only for legacy requests). */
+export function sessionIdOf(headers: IncomingHttpHeaders): string | undefined {
   const value = headers['mcp-session-id'];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }

@@ -19,6 +19,7 @@ import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { checkMessageRules, checkOtherMethod, parseMcpPost, sessionIdOf } from '../mcp/mcp-stage.js';
+import { wireOf } from '../task-model/task-wire.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -56,7 +57,8 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
       if (request.exchange.mcp?.batch) refuseGovernedBatch(request.exchange.mcp.messages, request.exchange.snapshot);
-      request.exchange.sessionId = sessionIdOf(request.exchange.mcp?.era, request.headers);
+      // Sessions are the legacy era's (the modern era has none to name).
+      if (request.exchange.wire.sessions) request.exchange.sessionId = sessionIdOf(request.headers);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
       const admitted = request.exchange.snapshot.limits.admit(request.exchange);
       if (admitted) keepSlot(request.exchange, reply, await admitted);
@@ -208,6 +210,8 @@ function runMcpStage(request: FastifyRequest): void {
   }
   const mcp = parseMcpPost(request.headers, request.body);
   request.exchange.mcp = mcp;
+  // The era, decided by the mcp stage, as the strategy every later stage asks (task-model/task-wire.ts).
+  request.exchange.wire = wireOf(mcp.era);
   checkMessageRules(mcp, request.headers);
 }
 

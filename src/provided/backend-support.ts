@@ -8,6 +8,7 @@
  * cannot make a task of its own either: a task is run once, by one of them.
  */
 import type { UpstreamConfig } from '../config/index.js';
+import type { EraWire } from '../task-model/task-wire.js';
 
 export type ProvidedTasksPolicy = NonNullable<UpstreamConfig['providedTasks']>;
 
@@ -34,12 +35,13 @@ export interface LearntTaskSupport {
 export class BackendSupport {
   private readonly upstreams = new Map<string, Learnt>();
 
-  /** Whether the gateway runs `tool` of `upstream` as a task in `era`. */
-  provides(policy: ProvidedTasksPolicy | undefined, upstream: string, tool: string, era: 'legacy' | 'modern'): policy is ProvidedTasksPolicy {
+  /** Whether the gateway runs `tool` of `upstream` as a task for a client of `wire`'s era. */
+  provides(policy: ProvidedTasksPolicy | undefined, upstream: string, tool: string, wire: EraWire): policy is ProvidedTasksPolicy {
     if (!policy) return false;
     if (policy.tools !== 'all' && !policy.tools.includes(tool)) return false;
     const learnt = this.upstreams.get(upstream);
-    if (era === 'modern') return !learnt?.modernExtension;
+    // What the backend itself said in that era: the extension in server/discover, or each tool's own taskSupport.
+    if (wire.taskSupport === 'extension') return !learnt?.modernExtension;
     const own = learnt?.legacyTools.get(tool);
     return own === undefined || own === 'forbidden';
   }

@@ -12,10 +12,10 @@
  * left pending, together, task-driver.ts). Over it the task ends failed, saying so, and nothing
  * of it is kept: never a result silently cut, never megabytes stored and served.
  */
-import type { Era } from '../mcp/era.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import type { JsonObject, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import type { CallOutcome } from './call-runner.js';
 import { ending, failureOutcome, type Decision } from './transitions.js';
 
@@ -41,7 +41,7 @@ export type OutcomeStep =
   | { readonly kind: 'none' };
 
 /** `callMs`: how long the call took, added to the task's backend time (ProvidedState.spentMs). */
-export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLimits, callMs: number): OutcomeStep {
+export function stepForOutcome(outcome: CallOutcome, wire: EraWire, limits: OutcomeLimits, callMs: number): OutcomeStep {
   const max = limits.statusMessageMaxLength;
   if (outcome.kind === 'failure') {
     if (outcome.failure === 'aborted') return { kind: 'none' };
@@ -58,10 +58,10 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
     const message = 'the backend answered the call without a result object';
     return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
   }
-  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, limits, callMs);
+  if (wire.input === 'input-requests' && result.resultType === 'input_required') return inputStep(result, limits, callMs);
   const over = overCap('the result', 'is', result, limits.maxResultBytes);
   if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
-  if (era === 'legacy' && result.isError === true) {
+  if (result.isError === true && wire.toolErrorStatus === 'failed') {
     return { kind: 'decide', decide: ending('failed', { result }, 'the tool reported an error', max) };
   }
   return { kind: 'decide', decide: ending('completed', { result }, undefined, max) };

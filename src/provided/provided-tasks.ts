@@ -15,16 +15,17 @@ import type { Transform } from 'node:stream';
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
-import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from './legacy-push/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import { wireOf, type EraWire } from '../task-model/task-wire.js';
+import { ttlWithin } from '../task-model/ttl-policy.js';
 import type { DetachOptions, DetachOutcome, EventStreamFilter, GatewayRunTasks, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport, type LearntTaskSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
@@ -83,17 +84,13 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const tool = params.name;
     const upstream = request.route.pool.upstream;
     const policy = request.route.config.providedTasks;
-    const era = request.mcp!.era;
-    if (!this.ctx.support.provides(policy, upstream, tool, era)) return undefined;
-    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era, policy.timeout) };
-    if (era === 'legacy') {
-      if (!isObject(params.task)) return undefined;
-      request.toolName = tool.slice(0, 128);
-      return createLegacyTask(creation, request, message, params, tool);
-    }
-    // A client that did not declare the extension always gets the plain result.
-    if (!declaresTasksExtension(message)) return undefined;
+    const wire = request.wire;
+    if (!this.ctx.support.provides(policy, upstream, tool, wire)) return undefined;
+    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, wire, policy.timeout) };
+    // A client that did not ask for a task (modern: did not declare the extension) gets the plain result.
+    if (!wire.asksForTask(message)) return undefined;
     request.toolName = tool.slice(0, 128);
+    if (wire.taskStart === 'client') return createLegacyTask(creation, request, message, params, tool);
     request.declaresTasks = true;
     return promoteModernCall(creation, request, message, params, tool);
   }
@@ -123,12 +120,11 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
-    const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-    const settings = this.settings(deps, request, request.mcp!.era, options.timeoutMs);
+    const settings = this.settings(deps, request, request.wire, options.timeoutMs);
     const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
       waitMs: options.detachAfterMs,
       timeoutMs: options.timeoutMs,
-      ttlMs: Math.min(options.ttlMs, cap),
+      ttlMs: ttlWithin(deps.policy, tool, options.ttlMs),
       background: true,
     });
     if (!held) return undefined;
@@ -225,12 +221,12 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: StageDeps, request: TaskRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
+  private settings(deps: StageDeps, request: TaskRequest, wire: EraWire, timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
     const { maxResponseBytes, maxSseEventBytes } = request.route.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
     const settings: DriverSettings = {
-      era,
+      wire,
       upstream: request.route.pool.upstream,
       leaseMs: provided.lease,
       timeoutMs,
@@ -292,7 +288,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const target = callTarget(request, plan, false);
     const limits = request.route.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
-    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, wireOf(retry.record.era), policy.timeout)).attach(retry.record);
   }
 
   private async failUnstarted(deps: StageDeps, record: TaskRecord, message: string): Promise<void> {

@@ -8,7 +8,7 @@
  * the driver only holds the call, and release() lets it go when the answer came in time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Era } from '../mcp/era.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { TAKEN_LEASE_HOLDER } from '../store/provided-store.js';
 import { StoreUnavailableError } from '../store/store-unavailable.js';
@@ -16,7 +16,8 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
-import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import { overCap, stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
 import type { HeldCall } from './held-call.js';
@@ -33,7 +34,8 @@ const OUTCOME_WRITE_BUDGET_MS = 60_000;
 const PROGRESS_WRITE_MS = 500;
 
 export interface DriverSettings {
-  readonly era: Era;
+  /** The era of the client the task is for: how its input is asked, how its tool errors end it. */
+  readonly wire: EraWire;
   readonly upstream: string;
   readonly leaseMs: number;
   readonly limits: OutcomeLimits;
@@ -116,7 +118,7 @@ export class TaskDriver implements HeldCall {
     const record = await this.attachment;
     const callMs = performance.now() - this.startedAt;
     this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, callMs / 1000);
-    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits, callMs) : undefined;
+    const step = record ? stepForOutcome(outcome, this.settings.wire, this.settings.limits, callMs) : undefined;
     if (!record || step?.kind === 'retry') {
       // The next call of the same task takes the lease over (same replica): not released here.
       // Until the next step is taken the call stays held, so that a shutdown meanwhile waits for
@@ -231,7 +233,7 @@ export class TaskDriver implements HeldCall {
    * session (task-requests.ts, routeClientResponse) and the task goes back to working.
    */
   private async relayServerRequest(request: JsonRpcRequest): Promise<void> {
-    if (this.settings.era !== 'legacy') return;
+    if (this.settings.wire.input !== 'server-requests') return;
     // Asked before the call is a task (a call held for a client without tasks, until it is
     // detached): it waits for the task, and the stream with it. A call that stays plain has no
     // task to ask through: the backend is told so rather than left waiting.

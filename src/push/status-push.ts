@@ -25,7 +25,7 @@ import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { MethodTakeover } from '../tasks/extension-points.js';
 import { ownerOf, taskKindHandler, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { BackendPoller } from './backend-poller.js';
 import { grantHandles } from './granted-handles.js';
 import { ListenerStream } from './listener-stream.js';

@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { TaskListPosition } from '../store/store.js';
 import type { TaskScope } from '../task-model/task-record.js';
 import type { TaskDeps } from './task-context.js';
-import { taskFromRecord } from './task-shapes.js';
+import { taskFromRecord } from '../task-model/task-wire.js';
 
 export async function listOwnTasks(deps: TaskDeps, scope: TaskScope, cursor: unknown): Promise<Record<string, unknown>> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);

@@ -6,8 +6,8 @@
  * in `_meta`, in a progress or log line. This is the one rewrite for all of that: in
  * everything a client is shown about a task, each occurrence of the backend id that stands on
  * its own becomes the handle. Every writer of what a client sees about a backend task (the
- * task objects of task-shapes.ts, the replies and notifications of task-responses.ts, and the
- * polls and pushes of src/push/ through them) goes through here.
+ * task objects of task-wire.ts, the replies and notifications of src/tasks/task-responses.ts,
+ * and the polls and pushes of src/push/ through them) goes through here.
  *
  * What a task carries for the client is relayed as the backend wrote it: the tool result
  * (inline `result`, a 2025 tasks/result) and the questions it asks (`inputRequests`, 2025
