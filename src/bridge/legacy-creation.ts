@@ -11,7 +11,7 @@
  * Creation is counted before the backend works, as for any 2025 task request.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toWireError } from '../errors.js';
 import { MODERN_VERSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -166,6 +166,5 @@ export function withoutResultType(result: JsonObject): JsonObject {
 
 /** A failed backend call as the client's answer (upstream/upstream-failure.ts classifies it). */
 export function upstreamFailure(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  return new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
+  return toWireError(error) ?? new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }

@@ -9,7 +9,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { TaskRequest } from '../tasks/task-request.js';
-import { GatewayError, renderErrorBody } from '../errors.js';
+import { GatewayError, renderErrorBody, toWireError } from '../errors.js';
 import { RELATED_TASK_META } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -92,7 +92,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: TaskRequ
     if (done) return;
     timer = setTimeout(() => {
       next().catch((error: unknown) => {
-        request.log.warn({ err: error instanceof GatewayError ? error.code : error }, 'a bridged tasks/result could not reach the backend; trying again');
+        request.log.warn({ err: toWireError(error)?.code ?? error }, 'a bridged tasks/result could not reach the backend; trying again');
         schedule(Math.max(1000, record.pollIntervalMs));
       });
     }, ms);

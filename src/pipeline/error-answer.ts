@@ -4,7 +4,7 @@
  * anything else is an internal error whose details stay in the log.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
+import { GatewayError, renderErrorBody, toWireError, type ErrorCode, type JsonRpcId } from '../errors.js';
 import { isModernVersion } from '../mcp/era.js';
 import { isStillSending, sendThenLinger } from './lingering-close.js';
 import type { Era } from '../mcp/era.js';
@@ -17,7 +17,8 @@ declare module 'fastify' {
 }
 
 export function toGatewayError(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
+  const known = toWireError(error);
+  if (known) return known;
   const code = (error as FastifyError | undefined)?.code;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -9,7 +9,7 @@
  * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toWireError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Instance } from '../routing/balancer.js';
@@ -142,7 +142,7 @@ async function promote(c: Pick<CreationContext, 'deps'>, request: TaskRequest, t
     request.log.info({ tool, reason: created }, 'a call that could have become a task stays a plain call (task limit)');
   } catch (error) {
     // A rate limit, or the store away: the client waits for the plain answer instead.
-    request.log.info({ tool, err: error instanceof GatewayError ? error.code : error }, 'a call that could have become a task stays a plain call');
+    request.log.info({ tool, err: toWireError(error)?.code ?? error }, 'a call that could have become a task stays a plain call');
   }
   return undefined;
 }

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transform } from 'node:stream';
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.js';
+import { toWireError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
@@ -257,7 +257,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     try {
       await request.route.prepareCredentials(request);
     } catch (error) {
-      request.log.warn({ err: error instanceof GatewayError ? error.code : error }, 'no token for the backend call of a provided task\'s next round');
+      request.log.warn({ err: toWireError(error)?.code ?? error }, 'no token for the backend call of a provided task\'s next round');
       await this.failUnstarted(deps, retry.record, 'no token for the backend could be obtained');
       return;
     }

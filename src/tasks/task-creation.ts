@@ -5,7 +5,7 @@
  * is cancelled upstream and answered with an error instead.
  */
 import type { TaskRequest } from './task-request.js';
-import { GatewayError, renderErrorBody } from '../errors.js';
+import { GatewayError, renderErrorBody, toWireError } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonObject } from '../mcp/json.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
@@ -67,10 +67,11 @@ export async function registerCreatedTask(
     try {
       await countCreation(deps, record.owner);
     } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
+      const answer = toWireError(error);
+      if (!answer) throw error;
       cancelRefused(deps, request, record, 'rate');
       request.taskOutcome = 'throttled';
-      return errorAnswer(request, response, error);
+      return errorAnswer(request, response, answer);
     }
   }
   let outcome;
