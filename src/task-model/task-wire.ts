@@ -70,6 +70,12 @@ export interface EraWire {
    * tasks/update, and MRTR's input_required result for a plain call (modern).
    */
   readonly input: 'server-requests' | 'input-requests';
+  /**
+   * Whether a client's hang-up (its request's stream closed) cancels the call: modern, as its
+   * transport says; a legacy backend runs on (streams may be resumed), so the gateway waits for
+   * its answer before it gives back the call's concurrency slot (src/limits/call-hold.ts).
+   */
+  readonly hangUpCancels: boolean;
   /** Whether tasks/get carries the result inline once the task ended (modern); legacy has tasks/result for it. */
   readonly resultInline: boolean;
   /**
@@ -128,6 +134,7 @@ export const LEGACY_WIRE: EraWire = {
   taskStart: 'client',
   taskSupport: 'per-tool',
   input: 'server-requests',
+  hangUpCancels: false,
   resultInline: false,
   cancelAnswer: 'task',
   toolErrorStatus: 'failed',
@@ -155,6 +162,7 @@ export const MODERN_WIRE: EraWire = {
   taskStart: 'server',
   taskSupport: 'extension',
   input: 'input-requests',
+  hangUpCancels: true,
   resultInline: true,
   cancelAnswer: 'ack',
   toolErrorStatus: 'completed',
