@@ -1,6 +1,6 @@
 /**
  * Background calls (DESIGN.md §11, docs/background-calls.md): long tools for clients that
- * speak no task generation. This is the room's one door, registered by gateway.ts at the tasks
+ * speak no task era. This is the room's one door, registered by gateway.ts at the tasks
  * stage's extension points:
  *   - as a ToolCallInterceptor it answers the gateway's own status and cancel tools, and holds
  *     a listed tool's call from a client that could not have asked for a task (2025-11-25

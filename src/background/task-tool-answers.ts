@@ -45,7 +45,7 @@ export interface ToolAnswerContext {
 /** Early status calls are waited out at most this many times before the call is answered anyway. */
 const MAX_EARLY_WAITS = 3;
 
-/** A status call: the call's outcome, its status, or (2025) its questions and then those. */
+/** A status call: the call's outcome, its status, or (legacy) its questions and then those. */
 export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest, handle: string, waitMs: number): Promise<LocalAnswer> {
   const until = Date.now() + waitMs;
   const record = await openGoverned(c, handle);
@@ -97,7 +97,7 @@ async function composeAnswer(c: ToolAnswerContext, view: ProvidedTaskView | unde
 }
 
 /**
- * 2026: the backend's questions as the status call's own InputRequiredResult (MRTR), under the
+ * Modern: the backend's questions as the status call's own InputRequiredResult (MRTR), under the
  * keys the task shows; the client retries the status call with inputResponses. Undefined when
  * the request did not declare what the questions need (the client must not be asked then).
  */
@@ -113,7 +113,7 @@ function inputRequired({ record, state }: ProvidedTaskView, message: JsonRpcRequ
   return { resultType: 'input_required', inputRequests: requests, _meta: { [RELATED_TASK_META]: { taskId: record.handle } } };
 }
 
-/** The client capability each kind of 2026 input request needs. */
+/** The client capability each kind of modern input request needs. */
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 export async function answerCancel(c: ToolAnswerContext, handle: string): Promise<ToolResult> {

@@ -1,13 +1,13 @@
 /**
- * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
- * its own generation whatever its backend's. This is the room's one door, registered by
+ * Bridging the two task eras (DESIGN.md §12, docs/bridging.md): a client uses tasks in
+ * its own era whatever its backend's. This is the room's one door, registered by
  * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
- *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks,
- *                        any call of a client of a backend that refuses its generation
+ *   ToolCallInterceptor  a legacy client's task request for a backend that serves only modern tasks,
+ *                        any call of a client of a backend that refuses its era
  *   MethodTakeover       the other requests of such a client (one per method, either era)
- *   ResultFilter         what a 2025 client is told it can do (initialize, tools/list)
+ *   ResultFilter         what a legacy client is told it can do (initialize, tools/list)
  *   TaskKindHandler      tasks/* of a `bridged` record; its refresh while someone listens
- *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
+ *   ClientResponseTaker  a legacy client's answer to a bridged task's question
  * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
  * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
  */
@@ -54,8 +54,8 @@ const PROBE_TIMEOUT_MS = 10_000;
 const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
 
 /**
- * The 2026-07-28 methods a 2026 client's request may name that the bridge answers for a backend
- * serving only 2025 (modern-requests.ts): carried, or refused clearly rather than sent to a
+ * The 2026-07-28 methods a modern client's request may name that the bridge answers for a backend
+ * serving only legacy (modern-requests.ts): carried, or refused clearly rather than sent to a
  * backend that cannot read them. tools/call comes through the interceptor, tasks/* through the
  * task-kind handler.
  */
@@ -70,7 +70,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   private readonly ctx: BridgeContext;
   private readonly sessions = new LegacySessions();
   private depsNow: (() => TaskDeps) | undefined;
-  /** One takeover per method (extension-points.ts, MethodTakeover), each for 2026 requests. */
+  /** One takeover per method (extension-points.ts, MethodTakeover), each for modern requests. */
   readonly methodTakeovers: readonly MethodTakeover[] = [
     ...MODERN_METHODS.map((method) => ({
       method,
@@ -84,8 +84,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     })),
   ];
   /**
-   * Asked after status push (registered last): a 2026 listen that push does not answer (it names
-   * no task handle) has nothing a 2025-only backend could serve, and is refused here.
+   * Asked after status push (registered last): a modern listen that push does not answer (it names
+   * no task handle) has nothing a legacy-only backend could serve, and is refused here.
    */
   readonly lastMethodTakeovers: readonly MethodTakeover[] = [
     { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
@@ -143,7 +143,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return this.forClient[record.era].answer(deps, request, message, record);
   }
 
-  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
+  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own era. */
   refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
     return this.forClient[record.era].refresh(deps, record);
   }
@@ -153,8 +153,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
-    // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
-    // with an instance that serves 2026 tasks only.
+    // Only a backend that refuses legacy needs the bridge for a plain call; a task request, one
+    // with an instance that serves modern tasks only.
     const pool = request.route.pool;
     const someModernOnly = asksTask && pool.instances.some((instance) => this.servesOnlyModern(request, instance));
     if (!someModernOnly && !this.refusesLegacy(request)) return undefined;
@@ -173,7 +173,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return false;
   }
 
-  /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
+  /** A modern client's request to a backend that serves only legacy: the bridge speaks legacy for it. */
   private async takeRequest(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     // Only modern requests come here: its method takeovers are registered for the modern era, and its tool calls through forClient.
     if (message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
@@ -222,9 +222,9 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /**
-   * The console's cancel (no client request at hand): the backend is asked in the task's own
-   * generation (src/tasks/upstream-call.ts frames a bridged record by its backend's protocol
-   * version), and the task is `cancelled` here at once.
+   * The console's cancel (no client request at hand): the backend is asked in its own era (the
+   * gateway's own calls frame a bridged record by its backend's wire, backendWireOf in
+   * src/task-model/task-wire.ts), and the task is `cancelled` here at once.
    */
   async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
     const now = await deps.store.getTask(record.handle);
@@ -258,8 +258,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /**
-   * A 2025 client's request to a backend that refuses 2025 altogether (it answers only
-   * 2026-07-28): the gateway answers it, speaking 2026 to the backend (legacy-requests.ts).
+   * A legacy client's request to a backend that refuses legacy altogether (it answers only
+   * 2026-07-28): the gateway answers it, speaking modern to the backend (legacy-requests.ts).
    */
   private async takeLegacyRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
@@ -273,7 +273,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return { modern: this.generations.of(request.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
   }
 
-  /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
+  /** The instance (or, without one, every instance of the route's upstream) answers modern and refuses legacy. */
   private refusesLegacy(request: TaskRequest, instance?: Instance): boolean {
     const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
@@ -283,7 +283,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     });
   }
 
-  /** The instance (or, without one, every instance of the route's upstream) answers 2025 and refuses 2026. */
+  /** The instance (or, without one, every instance of the route's upstream) answers legacy and refuses modern. */
   private refusesModern(request: TaskRequest, instance?: Instance): boolean {
     const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
@@ -293,14 +293,14 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     });
   }
 
-  /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
+  /** The instance serves modern tasks and, certainly, no legacy ones: a legacy client needs the bridge. */
   private servesOnlyModern(request: TaskRequest, instance: Instance): boolean {
     const facts = this.generations.of(request.route.pool.upstream, instance.url);
     return facts.modernTasks === true && facts.legacyTasks === false;
   }
 }
 
-/** 2025 initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
+/** Legacy initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
 function advertiseLegacyTasks(result: JsonObject): boolean {
   const capabilities = objectAt(result, 'capabilities');
   const tasks = objectAt(capabilities, 'tasks');
@@ -310,7 +310,7 @@ function advertiseLegacyTasks(result: JsonObject): boolean {
 }
 
 /**
- * 2025 tools/list: a 2026 backend says per call, not per tool, whether it makes a task, so
+ * Legacy tools/list: a modern backend says per call, not per tool, whether it makes a task, so
  * every tool may be asked for one (a plain answer then ends the task at once).
  */
 function markToolsOptional(result: JsonObject): boolean {

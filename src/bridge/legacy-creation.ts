@@ -1,14 +1,14 @@
 /**
  * A 2025-11-25 client asks for a task (`params.task`) of a backend that serves only the
- * 2026-07-28 tasks extension (DESIGN.md §12): the call goes to the backend as a 2026 tools/call
+ * 2026-07-28 tasks extension (DESIGN.md §12): the call goes to the backend as a modern tools/call
  * declaring the extension, on the instance of the client's session, and
- *   - a CreateTaskResult becomes a 2025 one, under a handle of the gateway's (a `bridged` record:
+ *   - a CreateTaskResult becomes a legacy one, under a handle of the gateway's (a `bridged` record:
  *     the client's era, the backend's protocol version);
  *   - a plain answer (the server decides, and may answer at once) still gives the client the
  *     task it asked for: a task the gateway holds, already ended, whose tasks/result is that
  *     answer (a `provided`-kind record with its outcome, served by the gateway-run task model);
- *   - an MRTR input_required, which a 2025 client cannot answer by retrying, is refused.
- * Creation is counted before the backend works, as for any 2025 task request.
+ *   - an MRTR input_required, which a legacy client cannot answer by retrying, is refused.
+ * Creation is counted before the backend works, as for any legacy task request.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError, toWireError } from '../errors.js';
@@ -43,7 +43,7 @@ export async function createBridgedLegacyTask(
   await countCreation(deps, owner);
   const wantedTtl = ttlWithin(deps.policy, tool, isObject(params.task) ? params.task.ttl : undefined);
   const { task: _task, ...plain } = params;
-  // 2026 has no progress on tasks (PROTOCOL-BRIEF §9 A19): the client's token is not passed on.
+  // The modern era has no progress on tasks (PROTOCOL-BRIEF §9 A19): the client's token is not passed on.
   if (isObject(plain._meta)) {
     const { progressToken: _token, ...meta } = plain._meta;
     plain._meta = meta;
@@ -158,7 +158,7 @@ function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRec
   });
 }
 
-/** A 2026 result as a 2025 client gets it: without the 2026 discriminator. */
+/** A modern result as a legacy client gets it: without the modern discriminator. */
 export function withoutResultType(result: JsonObject): JsonObject {
   const { resultType: _type, ...rest } = result;
   return rest;

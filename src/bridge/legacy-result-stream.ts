@@ -106,7 +106,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: TaskRequ
   return stream;
 }
 
-/** Each question the backend asks, once per stream, as a 2025 server request. */
+/** Each question the backend asks, once per stream, as a legacy server request. */
 async function relayQuestions(ctx: BridgeContext, deps: StageDeps, record: TaskRecord, detailed: JsonObject | undefined, asked: Set<string>, send: (value: unknown) => void): Promise<void> {
   const requests = detailed?.status === 'input_required' && isObject(detailed.inputRequests) ? detailed.inputRequests : {};
   for (const [key, question] of Object.entries(requests)) {

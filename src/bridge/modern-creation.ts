@@ -1,10 +1,10 @@
 /**
  * A 2026-07-28 client that declared the tasks extension calls a tool its 2025-11-25-only
  * backend offers as a task: the gateway asks for one (`params.task`, the policy's TTL) in the
- * principal's session, and a CreateTaskResult becomes a 2026 one under a handle of the
+ * principal's session, and a CreateTaskResult becomes a modern one under a handle of the
  * gateway's: a `bridged` record in the client's era, with the backend's protocol version and
  * the session the task lives in. A backend that answers plainly instead is relayed as the plain
- * result it is (a 2026 server decides per call). Creation is counted before the backend works.
+ * result it is (a modern server decides per call). Creation is counted before the backend works.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';

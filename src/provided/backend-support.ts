@@ -2,8 +2,8 @@
  * Which tools the gateway runs as tasks, and which it leaves to the backend. The policy names
  * the tools (upstreams.*.providedTasks); a tool the backend itself offers as a task stays a
  * backend task, so the gateway never runs one task twice. The backend's own offer is learnt
- * from the answers that pass through: `execution.taskSupport` in a 2025 tools/list, the tasks
- * extension in a 2026 server/discover. Until a replica has seen one, it runs listed tools
+ * from the answers that pass through: `execution.taskSupport` in a legacy tools/list, the tasks
+ * extension in a modern server/discover. Until a replica has seen one, it runs listed tools
  * itself, and the backend is sent a plain call (no `task`, no extension declared), so it
  * cannot make a task of its own either: a task is run once, by one of them.
  */
@@ -16,17 +16,17 @@ export type ProvidedTasksPolicy = NonNullable<UpstreamConfig['providedTasks']>;
 const MAX_TOOLS_PER_UPSTREAM = 10_000;
 
 interface Learnt {
-  /** 2025: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
+  /** Legacy: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
   readonly legacyTools: Map<string, string>;
-  /** 2026: whether the backend's server/discover declared the tasks extension; undefined before one was seen. */
+  /** Modern: whether the backend's server/discover declared the tasks extension; undefined before one was seen. */
   modernExtension?: boolean;
 }
 
 /** What a replica learnt of one upstream's own task support, as the operator console shows it. */
 export interface LearntTaskSupport {
-  /** 2026: the tasks extension in its server/discover; undefined before this replica saw one. */
+  /** Modern: the tasks extension in its server/discover; undefined before this replica saw one. */
   readonly modernExtension?: boolean;
-  /** 2025: its tools' own execution.taskSupport, by tool (the first `maxTools`, by name). */
+  /** Legacy: its tools' own execution.taskSupport, by tool (the first `maxTools`, by name). */
   readonly legacyTools: Readonly<Record<string, string>>;
   /** Tools learnt in all (more than legacyTools holds when cut at maxTools). */
   readonly legacyToolsLearnt: number;

@@ -1,14 +1,14 @@
 /**
  * What a backend call's outcome makes of its task, by era (PROTOCOL-BRIEF §1):
  *   a JSON-RPC error              → failed, the error kept (tasks/result and tasks/get give it)
- *   a tool result, isError: true  → failed in 2025-11-25; completed with result.isError in 2026
+ *   a tool result, isError: true  → failed (legacy); completed with result.isError (modern)
  *   any other tool result         → completed, the result kept
- *   2026 InputRequiredResult      → input_required, its inputRequests under keys unique over the
+ *   InputRequiredResult (modern)  → input_required, its inputRequests under keys unique over the
  *                                   task's life, its requestState kept for the retry (never shown);
  *                                   with a requestState alone, the call made again (call-again.ts)
  *   no answer (timeout, unreachable, unreadable reply, shutdown) → failed, saying why
  * tasks.provided.maxResultBytes bounds everything of the backend's a task keeps: the result, the
- * JSON-RPC error, the input asked (inputRequests and requestState together; 2025: the questions
+ * JSON-RPC error, the input asked (inputRequests and requestState together; legacy: the questions
  * left pending, together, task-driver.ts). Over it the task ends failed, saying so, and nothing
  * of it is kept: never a result silently cut, never megabytes stored and served.
  */
@@ -25,7 +25,7 @@ export interface OutcomeLimits {
 }
 
 /**
- * 2026: rounds one task may take (input asked, or the call made again with a requestState
+ * Modern: rounds one task may take (input asked, or the call made again with a requestState
  * alone); past it the task fails (a backend in a loop).
  */
 export const MAX_ROUNDS = 100;
@@ -35,7 +35,7 @@ export const TOO_MANY_ROUNDS = `the backend asked for more than ${MAX_ROUNDS} ro
 
 export type OutcomeStep =
   | { readonly kind: 'decide'; readonly decide: (view: ProvidedTaskView) => Decision }
-  /** 2026: the backend wants its requestState back with no input asked: call again (call-again.ts). */
+  /** Modern: the backend wants its requestState back with no input asked: call again (call-again.ts). */
   | { readonly kind: 'retry'; readonly requestState: string }
   /** The call was stopped because the task was cancelled or is gone: nothing to write. */
   | { readonly kind: 'none' };
@@ -77,7 +77,7 @@ export function overCap(what: string, verb: 'is' | 'are', value: unknown, max: n
   return `${what} (${size} bytes) ${verb} larger than tasks.provided.maxResultBytes (${max} bytes)`;
 }
 
-/** 2026 MRTR: the input the backend asks for becomes the task's inputRequests. */
+/** Modern MRTR: the input the backend asks for becomes the task's inputRequests. */
 function inputStep(result: JsonObject, limits: OutcomeLimits, callMs: number): OutcomeStep {
   const maxMessage = limits.statusMessageMaxLength;
   const requests = isObject(result.inputRequests) ? result.inputRequests : {};

@@ -5,8 +5,8 @@
  *   2026-07-28  the client declared the extension, and the server decides: the call is sent
  *               and, if the backend has not answered within promoteAfter, the client gets a
  *               CreateTaskResult while the call runs on; a faster answer goes back as it is.
- * At the 2026 limits (this replica's running calls, the owner's live tasks, the creation rate)
- * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
+ * At the modern limits (this replica's running calls, the owner's live tasks, the creation rate)
+ * a call simply stays a plain call; a legacy client, who asked for a task, is refused instead.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError, toWireError } from '../errors.js';
@@ -36,7 +36,7 @@ export interface CreationContext {
   readonly settings: DriverSettings;
 }
 
-/** 2025: the task now, the call after. */
+/** Legacy: the task now, the call after. */
 export async function createLegacyTask(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer> {
   const { ctx, deps } = c;
   const owner = ownerOf(request);
@@ -59,7 +59,7 @@ export async function createLegacyTask(c: CreationContext, request: TaskRequest,
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: request.wire.creationResult(taskFromRecord(record)) } };
 }
 
-/** 2026: the call first; a task only if it outlasts promoteAfter. */
+/** Modern: the call first; a task only if it outlasts promoteAfter. */
 export async function promoteModernCall(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
   const ttlMs = ttlWithin(c.deps.policy, tool);
   const held = await holdThenPromote(c, request, message, params, tool, { waitMs: c.policy.promoteAfter, timeoutMs: c.policy.timeout, ttlMs });
@@ -85,7 +85,7 @@ export type HoldOutcome =
 
 /**
  * Sends the call and waits up to `waitMs` for its answer: in time, the answer goes back as it
- * is; past it, the call goes on as a task of the request's era (2025: in the client's backend
+ * is; past it, the call goes on as a task of the request's era (legacy: in the client's backend
  * session) and its record is returned. A limit at that point (the owner's live tasks, the
  * creation rate) keeps the call plain, and the client waits for its answer. Undefined, before
  * anything is sent, when this replica holds as many calls as it may.
@@ -121,7 +121,7 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
         return { kind: 'task', record };
       }
     }
-    // Released before the outcome is awaited: a 2025 question waiting for the task (task-driver.ts)
+    // Released before the outcome is awaited: a legacy question waiting for the task (task-driver.ts)
     // is then refused, and the call's stream moves on.
     driver.release();
     const outcome = first?.outcome ?? (await driver.runner.outcome);

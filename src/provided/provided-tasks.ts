@@ -3,9 +3,9 @@
  * policy names, an unmodified MCP server becomes task-capable through the gateway. This is the
  * room's one door, registered at the tasks stage's extension points (extension-points.ts) by
  * gateway.ts: a tool-call interceptor (a tools/call of a listed tool becomes a task), the
- * task-kind handler of `provided` records (their tasks/*, a 2025 client's answer to a question
+ * task-kind handler of `provided` records (their tasks/*, a legacy client's answer to a question
  * the backend asked mid-call, expiry and lapsed leases), a result filter (the results that
- * advertise tasks), an event-stream filter (2025 status on GET streams), and the
+ * advertise tasks), an event-stream filter (legacy status on GET streams), and the
  * GatewayRunTasks other capabilities use. It lives as
  * long as the gateway (its calls outlive any policy snapshot); each request brings its own
  * policy in request.snapshot.
@@ -57,7 +57,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, closing: false, legacyPush };
   }
 
-  /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
+  /** Legacy status notifications for provided tasks, on the sessions' GET streams relayed here. */
   get legacyPush(): LegacyStatusPush {
     return this.ctx.legacyPush;
   }
@@ -67,7 +67,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     return this.ctx.support.learntOf(upstream, maxTools);
   }
 
-  /** EventStreamFilter: a 2025 session's GET stream also carries its provided tasks' status. */
+  /** EventStreamFilter: a legacy session's GET stream also carries its provided tasks' status. */
   attach(request: TaskRequest, stream: Transform): Transform {
     return this.ctx.legacyPush.attach(request, stream);
   }
@@ -114,7 +114,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
 
   /**
    * GatewayRunTasks: the call held, answered in time or gone on as a task recorded as a
-   * background call (src/background/), 2025 in the client's own backend session.
+   * background call (src/background/), legacy in the client's own backend session.
    */
   async runDetachable(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
     const params = message.params;
@@ -136,7 +136,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     return (await cancelTask(this.ctx, deps, record)) !== undefined;
   }
 
-  /** GatewayRunTasks: as a 2026 tasks/update gives them; a complete round goes on here. */
+  /** GatewayRunTasks: as a modern tasks/update gives them; a complete round goes on here. */
   async provideInput(deps: StageDeps, request: TaskRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
     const { retry } = await applyUpdate(deps, { id: 0, params: { taskId: record.handle, inputResponses } }, record);
     if (retry) await this.retryWithCredentials(deps, request, retry);
@@ -150,7 +150,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /**
-   * 2025: the client answered a question the backend asked during a provided task's call (the
+   * Legacy: the client answered a question the backend asked during a provided task's call (the
    * answer itself is forwarded to the backend by the takeover stage). Once none is left
    * unanswered, the task is working again.
    */
@@ -204,7 +204,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
 
   /**
    * SIGTERM: calls still running get until `deadline` (the drain time), then end their tasks
-   * failed, saying why. A task waiting for 2026 input holds no call and is left as it is.
+   * failed, saying why. A task waiting for modern input holds no call and is left as it is.
    */
   async close(drainMs: number): Promise<void> {
     // From now on no task's next call starts (call-again.ts): a call that ends meanwhile ends its task.
@@ -264,7 +264,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     this.retry(deps, request, retry);
   }
 
-  /** 2026 tasks/update answered every question: the call again, on this replica. */
+  /** Modern tasks/update answered every question: the call again, on this replica. */
   private retry(deps: StageDeps, request: TaskRequest, retry: Retry): void {
     const instance = request.route.pool.selectInstance();
     const upstream = request.route.config;

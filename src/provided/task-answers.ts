@@ -17,7 +17,7 @@ import { ending, transition, type Transition } from './transitions.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
-/** tasks/get: the task as it stands (2026: the result, error or input asked, inline). */
+/** tasks/get: the task as it stands (modern: the result, error or input asked, inline). */
 export async function answerGet(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const wire = wireOf(record.era);
   // What the record says is the answer whenever the era wants no more (legacy always; modern
@@ -46,9 +46,9 @@ export async function answerGet(deps: TaskDeps, request: TaskRequest, message: J
 
 
 /**
- * tasks/cancel: the task is cancelled before the answer (2025: a MUST), and the call is
- * stopped on whichever replica holds it (it watches the task). 2025 refuses a task already
- * ended; 2026 acknowledges whatever the task's state.
+ * tasks/cancel: the task is cancelled before the answer (legacy: a MUST), and the call is
+ * stopped on whichever replica holds it (it watches the task). Legacy refuses a task already
+ * ended; modern acknowledges whatever the task's state.
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const moved = await cancelTask(ctx, deps, record);
@@ -85,7 +85,7 @@ export interface Retry {
 }
 
 /**
- * 2026 tasks/update: the answers are kept (keys the task did not ask are ignored, as the
+ * Modern tasks/update: the answers are kept (keys the task did not ask are ignored, as the
  * extension says servers should); once every question of the round has one, the task is
  * working again and the call is retried with them. Always acknowledged.
  */

@@ -1,10 +1,10 @@
 /**
  * Holds one backend call for one provided task on this replica: keeps the call's lease in the
  * store, watches the task for a cancel or its end (any replica may cancel it), turns progress
- * into the task's statusMessage and (2025) the backend's questions into the task's pending
+ * into the task's statusMessage and (legacy) the backend's questions into the task's pending
  * requests, and writes the call's outcome into the task when it settles.
  *
- * A 2026 call starts before it is a task (it may answer within promoteAfter): until attach()
+ * A modern call starts before it is a task (it may answer within promoteAfter): until attach()
  * the driver only holds the call, and release() lets it go when the answer came in time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,7 +26,7 @@ import { transition } from './transitions.js';
 import type { Tracing } from '../tracing/tracing.js';
 
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
-/** 2025: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
+/** Legacy: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
 const MAX_PENDING_REQUESTS = 32;
 /** How long a call's outcome is retried while the store is away (at least four leases). */
 const OUTCOME_WRITE_BUDGET_MS = 60_000;
@@ -42,7 +42,7 @@ export interface DriverSettings {
   /** upstreams.*.providedTasks.timeout: the task's backend time, all its calls together. */
   readonly timeoutMs: number;
   /**
-   * Makes the same task's call again with `requestState` (2026, no input asked; call-again.ts),
+   * Makes the same task's call again with `requestState` (modern, no input asked; call-again.ts),
    * settled once the next step is taken (a pause, or the task ended).
    */
   readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string, callMs: number) => Promise<void>;
@@ -227,7 +227,7 @@ export class TaskDriver implements HeldCall {
   }
 
   /**
-   * 2025: a question of the backend's (elicitation, sampling) in the middle of the call. It goes
+   * Legacy: a question of the backend's (elicitation, sampling) in the middle of the call. It goes
    * to the client on the task's tasks/result stream under an id of the gateway's, with the
    * handle in its related-task _meta; the client's answer is routed back to this call's
    * session (task-requests.ts, routeClientResponse) and the task goes back to working.

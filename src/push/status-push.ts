@@ -1,7 +1,7 @@
 /**
  * Task status pushed to the client (DESIGN.md §10, docs/status-push.md): a 2026-07-28
  * subscriptions/listen naming task handles in `notifications.taskIds` is answered by the gateway
- * itself. This is the room's one door: the tasks stage hands it every 2026 listen (listen);
+ * itself. This is the room's one door: the tasks stage hands it every modern listen (listen);
  * it lives as long as the gateway (its streams outlive any policy), each request bringing its
  * own policy.
  *
@@ -76,7 +76,7 @@ export class StatusPush implements MethodTakeover {
     return this.listenersByHandle.get(handle) ?? 0;
   }
 
-  /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
+  /** MethodTakeover: a modern subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
   async takeOver(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = isObject(message.params) ? message.params : {};
     const filter = params.notifications;

@@ -1,7 +1,7 @@
 /**
  * A backend created a task: mint a handle, store the record, and only once the store has
  * accepted it let the creation result go on, with the handle in place of the backend's id.
- * A creation the gateway refuses (limits, a 2026 client that did not declare the extension)
+ * A creation the gateway refuses (limits, a modern client that did not declare the extension)
  * is cancelled upstream and answered with an error instead.
  */
 import type { TaskRequest } from './task-request.js';

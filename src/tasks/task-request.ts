@@ -30,9 +30,9 @@ export interface TaskRequest extends ExchangeRecord, Caller {
    * legacy GET or DELETE (the modern era has neither), so its wire is the legacy one.
    */
   readonly wire: EraWire;
-  /** The HTTP method (a 2025 GET stream is the session's own). */
+  /** The HTTP method (a legacy GET stream is the session's own). */
   readonly httpMethod: string;
-  /** The 2025-era session this request belongs to (Mcp-Session-Id), if any. */
+  /** The legacy session this request belongs to (Mcp-Session-Id), if any. */
   readonly sessionId?: string;
   readonly log: RequestLog;
   /**
@@ -41,7 +41,7 @@ export interface TaskRequest extends ExchangeRecord, Caller {
    * except for a call the limits stage holds (callHold).
    */
   readonly abort: ClientAbort;
-  /** A 2025 tools/call holding a concurrency slot (src/limits/call-hold.ts). */
+  /** A legacy tools/call holding a concurrency slot (src/limits/call-hold.ts). */
   readonly callHold?: CallHold;
   /** The instance the request goes to: the routing stage's choice, or the task's own. */
   instance?: Instance;

@@ -82,7 +82,7 @@ async function interceptToolCall(deps: TaskDeps, request: TaskRequest, message: 
   return undefined;
 }
 
-/** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
+/** Legacy tasks/list, from the gateway's own records, filtered by owner in the store query. */
 async function answerTaskList(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
   const scope: TaskScope = { owner: ownerOf(request), era: request.wire.era, upstream: request.route.pool.upstream };
   const result = await listOwnTasks(deps, scope, paramsOf(message).cursor);
@@ -178,7 +178,7 @@ function governPoll(deps: TaskDeps, request: TaskRequest, message: JsonRpcReques
 }
 
 /**
- * 2025 tasks/result may block until the task ends: each open one holds a connection here and
+ * Legacy tasks/result may block until the task ends: each open one holds a connection here and
  * upstream, so a principal may hold only so many at once. Released when the answer ends.
  */
 function holdResultWait(deps: TaskDeps, request: TaskRequest): void {

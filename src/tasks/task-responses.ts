@@ -88,7 +88,7 @@ function filterResult(deps: TaskDeps, request: TaskRequest, method: string | und
   return changed;
 }
 
-/** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
+/** tasks/get (and a legacy tasks/cancel, which answers with the task): learn, present, remember. */
 async function presentPolledTask(deps: TaskDeps, request: TaskRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
   const presented = presentPolledAnswer(deps.policy, record, result);
   if (!presented) return response;
@@ -96,7 +96,7 @@ async function presentPolledTask(deps: TaskDeps, request: TaskRequest, response:
   request.statusSeen = updated.status;
   const method = request.mcp?.message?.kind === 'request' ? request.mcp.message.method : undefined;
   if (method !== 'tasks/get') {
-    // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
+    // Legacy tasks/cancel: the client changed the task, and the answer says so only once the
     // record does.
     await deps.store.updateTask(record.handle, patch);
     deps.observer.statusChanged(record, record.status, updated.status);
@@ -157,7 +157,7 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
   deps.observer.forgotten(record, 'read_once');
 }
 
-/** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
+/** Legacy: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
 async function rewriteServerRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
   // The question is the task's, for the client: only its _meta is the gateway's.
   const changed = isObject(message.params) && (await hideInMessage(deps, request, message.params, 'meta'));
@@ -233,7 +233,7 @@ async function recordOfUpstreamTask(deps: TaskDeps, request: TaskRequest, upstre
   return record?.kind === 'backend' ? record : undefined;
 }
 
-/** 2025 tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */
+/** Legacy tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */
 function advertiseTaskList(result: JsonObject, authEnabled: boolean): void {
   const capabilities = result.capabilities;
   if (!isObject(capabilities) || !isObject(capabilities.tasks)) return;

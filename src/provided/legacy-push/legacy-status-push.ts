@@ -41,7 +41,7 @@ export class LegacyStatusPush {
   }
 
   /**
-   * The stream to send the client for a relayed event stream: for a 2025 session's standalone
+   * The stream to send the client for a relayed event stream: for a legacy session's standalone
    * GET, one that also carries the session's task status notifications; otherwise `tap` itself.
    */
   attach(request: TaskRequest, tap: Transform): Transform {
@@ -69,7 +69,7 @@ export class LegacyStatusPush {
     return output.stream;
   }
 
-  /** A 2025 provided task was created: the replica holding its session's GET stream takes it up. */
+  /** A legacy provided task was created: the replica holding its session's GET stream takes it up. */
   created(record: TaskRecord): void {
     if (!wireOf(record.era).sessions || record.upstreamSession === undefined) return;
     const key = { owner: record.owner, upstream: record.upstream, session: record.upstreamSession };

@@ -181,7 +181,7 @@ export class SessionWatch {
     }
   }
 
-  /** The Task exactly as this gateway's 2025 tasks/get answers it; no related-task _meta. */
+  /** The Task exactly as this gateway's legacy tasks/get answers it; no related-task _meta. */
   #send(record: TaskRecord): void {
     const output = this.#outputs.at(-1);
     const message = { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskFromRecord(record) };
