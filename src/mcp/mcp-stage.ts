@@ -69,8 +69,9 @@ export function checkOtherMethod(method: string, headers: IncomingHttpHeaders): 
   }
 }
 
-/** The session a legacy request names (the modern era has no sessions: the pipeline asks only for legacy requests). */
-export function sessionIdOf(headers: IncomingHttpHeaders): string | undefined {
+/** The legacy session a request names; modern requests have none (sessions are gone). */
+export function sessionIdOf(era: Era | undefined, headers: IncomingHttpHeaders): string | undefined {
+  if (era === 'modern') return undefined;
   const value = headers['mcp-session-id'];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }

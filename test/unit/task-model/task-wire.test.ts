@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordedStatusMessage, sanitizeStatusMessage } from '../../../src/task-model/status-message.js';
 import { backendWireOf, jsonRpcErrorOf, LEGACY_WIRE, MODERN_WIRE, presentDetailedTask, presentTask, taskFromRecord, wireOf, wireOfStatusNotification } from '../../../src/task-model/task-wire.js';
-import { taskRecord } from '../store/store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 
 describe('task objects of both generations', () => {
   it('reads a 2025 nested creation result and a 2026 flat one', () => {

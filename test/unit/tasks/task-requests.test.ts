@@ -17,7 +17,7 @@ import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { planTaskRequest } from '../../../src/tasks/task-requests.js';
-import { taskRecord } from '../store/store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
 import { taskRequest } from '../../support/task-request.js';
 
