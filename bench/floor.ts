@@ -51,6 +51,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '2' },
     tag: { type: 'string' },
     'proxy-cpu': { type: 'string' },
+    /** Reuse dist/floor as compiled (an invocation beside another, which compiled it). */
+    'no-compile': { type: 'boolean', default: false },
   },
 });
 const mode = args.mode as Mode;
@@ -124,6 +126,7 @@ let compiledDir: string | undefined;
  */
 function compiledChildren(): string {
   if (compiledDir) return compiledDir;
+  if (args['no-compile']) return (compiledDir = '../dist/floor/bench');
   const dist = join(REPO_ROOT, 'dist');
   mkdirSync(dist, { recursive: true });
   const project = join(dist, 'floor.tsconfig.json');
@@ -212,9 +215,20 @@ function checkLoad(row: RowSpec, load: LoadResult, wanted: number): void {
 
 // ---- callgrind
 
-function callgrindControl(pid: number, ...what: string[]): void {
-  const result = spawnSync('callgrind_control', [...what, String(pid)], { encoding: 'utf8', timeout: 300_000 });
-  if (result.status !== 0 || !result.stdout.includes('OK')) throw new Error(`callgrind_control ${what} ${pid} failed: ${result.stdout}${result.stderr}`);
+/** Sends callgrind a command; it is read when the process next runs, so callers that may be idle wake it. */
+function callgrindControl(pid: number, ...what: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const control = spawn('callgrind_control', [...what, String(pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    control.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    control.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const timer = setTimeout(() => control.kill(), 300_000);
+    control.once('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0 && out.includes('OK')) resolve();
+      else reject(new Error(`callgrind_control ${what.join(' ')} ${pid} failed: ${out}`));
+    });
+  });
 }
 
 /** The instruction count of the newest dump of `pid` in `dir` (the `summary:` line). */
@@ -227,43 +241,63 @@ function lastDump(dir: string, pid: number, dumps: number): number {
 
 interface CallgrindCell {
   connections: number;
-  /** Instructions per request in each window, in order; the figure is the mean of the last two. */
+  /** Instructions per request in each window, in order. */
   perRequest: number[];
+  /** Each window's wall time under valgrind. */
+  seconds: number[];
 }
 
 /** Two windows in a row within this of each other: the process is warm (the JIT done with this path). */
 const SETTLED = 0.03;
-const MAX_WINDOWS = 5;
+const MAX_WINDOWS = 4;
 
 /**
  * V8 runs single-threaded under callgrind (`--single-threaded`: no background compiler or GC
  * threads), so that a function's optimisation happens when its call count says, not when a
  * starved background thread gets its turn: with background threads, windows after a 3,000
  * request warm-up still differed by 2× (the optimising compiler's work landing in them). The
- * work itself is the same, counted on the main thread.
+ * work itself is the same, counted on the main thread. `--predictable-gc-schedule` fixes the
+ * heap's growth, which V8 otherwise sizes from allocation per millisecond: under valgrind's
+ * clock that put full collections in some windows and not others (fastify's empty route read
+ * 129k and 276k instructions per request in two windows in a row).
+ *
+ * Work done by the clock rather than by requests (prom-client's event-loop-delay monitor every
+ * 10 ms, the connection checker every second) is counted too, and under valgrind a window lasts
+ * a hundred times longer than natively: on a machine busy enough to stretch the windows to a
+ * minute, counts stop agreeing (and the gateway's 10 s headersTimeout starts answering 408).
+ * Run one or two invocations at a time, not more.
  */
 async function measureCallgrind(row: RowSpec, shared: Shared, dir: string): Promise<CallgrindCell[]> {
   // Start-up and warm-up run uninstrumented (several times faster); counting starts after them.
   const wrapper = ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.%p')}`, '--dump-instr=no'];
-  const started = await startRow(row, shared, wrapper, ['--single-threaded']);
+  const started = await startRow(row, shared, wrapper, ['--single-threaded', '--predictable-gc-schedule']);
   const pid = started.child.pid;
   const load = new KeptLoad(new URL(started.url), started.specs);
+  // A command is read when the process runs: one request wakes an idle one.
+  const command = async (...what: string[]): Promise<void> => {
+    const sent = callgrindControl(pid, ...what);
+    await delay(200);
+    await load.send(1, 1);
+    await sent;
+  };
   let dumps = 0;
   try {
     // Every level's connections are opened in the warm-up and kept: no window opens one.
     for (const connections of CONNECTIONS) checkLoad(row, await load.send(connections, WARMUP), WARMUP);
-    callgrindControl(pid, '-i', 'on');
+    await command('-i', 'on');
     const cells: CallgrindCell[] = [];
     for (const connections of CONNECTIONS) {
-      const cell: CallgrindCell = { connections, perRequest: [] };
+      const cell: CallgrindCell = { connections, perRequest: [], seconds: [] };
       while (cell.perRequest.length < MAX_WINDOWS && !settled(cell.perRequest)) {
-        callgrindControl(pid, '-z');
-        checkLoad(row, await load.send(connections, REQUESTS), REQUESTS);
-        callgrindControl(pid, '-d');
+        await callgrindControl(pid, '-z');
+        const window = await load.send(connections, REQUESTS);
+        checkLoad(row, window, REQUESTS);
+        await callgrindControl(pid, '-d');
         cell.perRequest.push(Math.round(lastDump(dir, pid, ++dumps) / REQUESTS));
+        cell.seconds.push(Math.round(window.seconds * 10) / 10);
       }
       cells.push(cell);
-      log(`${row.name}: ${connections} conns: ${cell.perRequest.map((n) => n.toLocaleString('en')).join(', ')} instructions per request${settled(cell.perRequest) ? '' : ' (not settled)'}`);
+      log(`${row.name}: ${connections} conns: ${cell.perRequest.map((n) => n.toLocaleString('en')).join(', ')} instructions per request (windows of ${cell.seconds.join(', ')} s)${settled(cell.perRequest) ? '' : ' (not settled)'}`);
     }
     return cells;
   } finally {
@@ -277,7 +311,9 @@ function settled(windows: number[]): boolean {
   return a !== undefined && b !== undefined && Math.abs(a - b) <= SETTLED * Math.max(a, b);
 }
 
+/** The mean of the last two windows once they agree; otherwise the median of all of them. */
 function figure(cell: CallgrindCell): number {
+  if (!settled(cell.perRequest)) return Math.round(median(cell.perRequest));
   const last = cell.perRequest.slice(-2);
   return Math.round(last.reduce((x, y) => x + y, 0) / last.length);
 }
@@ -395,7 +431,7 @@ function renderCallgrind(results: Map<string, CallgrindCell[]>): string {
     `### The floor in instructions: ${REQUESTS} requests per window after ${WARMUP} of warm-up (valgrind --tool=callgrind, user space only)`,
     '',
     ...header(),
-    `Instructions per request: the mean of the last two windows of ${REQUESTS} requests, windows repeated until two in a row agree within ${SETTLED * 100} % (all windows in brackets, in order). V8 single-threaded (see measureCallgrind). "step" is the row minus the ladder row above it, a taskgate row minus the ladder's last row, a GET row minus get:node-http; "÷" is against node-http (the GET rows: get:node-http).`,
+    `Instructions per request: the mean of the last two windows of ${REQUESTS} requests, windows repeated until two in a row agree within ${SETTLED * 100} % (at most ${MAX_WINDOWS}; the median of all when none did; all windows in brackets, in order). V8 single-threaded with a fixed GC schedule (see measureCallgrind); window times are in the .json. "step" is the row minus the ladder row above it, a taskgate row minus the ladder's last row, a GET row minus get:node-http; "÷" is against node-http (the GET rows: get:node-http).`,
     '',
     `| row | what | ${levels.map((c) => `${c} conns`).join(' | ')} | step (${first} conns) | ÷ (${first} conns) |`,
     `| --- | --- | ${levels.map(() => '---:').join(' | ')} | ---: | ---: |`,
@@ -437,7 +473,7 @@ function renderCpu(runs: Map<string, CpuRun[]>): string {
     const cells = CONNECTIONS.map((c) => {
       const at = mine.filter((m) => m.connections === c);
       const cpu = at.map((m) => m.cpuUsPerRequest);
-      return `${median(cpu)} (${Math.min(...cpu)}–${Math.max(...cpu)}) | ${median(at.map((m) => m.rps))}`;
+      return `${round(median(cpu), 1)} (${Math.min(...cpu)}–${Math.max(...cpu)}) | ${round(median(at.map((m) => m.rps)), 0)}`;
     });
     lines.push(`| ${row.name} | ${cells.join(' | ')} | ${Math.max(...mine.map((m) => m.foreignCores))} |`);
   }
