@@ -51,6 +51,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '2' },
     tag: { type: 'string' },
     'proxy-cpu': { type: 'string' },
+    /** cpu and syscalls modes: node flags for every row (`--single-threaded`: no V8 helper threads). */
+    'node-flags': { type: 'string' },
     /** Reuse dist/floor as compiled (an invocation beside another, which compiled it). */
     'no-compile': { type: 'boolean', default: false },
   },
@@ -60,6 +62,7 @@ if (!['callgrind', 'cpu', 'syscalls'].includes(mode)) throw new Error(`--mode is
 const REQUESTS = Number(args.requests);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = args.connections.split(',').map(Number);
+const NODE_FLAGS = args['node-flags']?.split(' ').filter(Boolean) ?? [];
 
 /** Whole top-level policy sections replaced, as BENCH_POLICY_PATCH does (bench/targets.ts). */
 const NO_AUTH = { auth: { mode: 'none' } };
@@ -261,11 +264,12 @@ const MAX_WINDOWS = 4;
  * clock that put full collections in some windows and not others (fastify's empty route read
  * 129k and 276k instructions per request in two windows in a row).
  *
- * Work done by the clock rather than by requests (prom-client's event-loop-delay monitor every
- * 10 ms, the connection checker every second) is counted too, and under valgrind a window lasts
- * a hundred times longer than natively: on a machine busy enough to stretch the windows to a
- * minute, counts stop agreeing (and the gateway's 10 s headersTimeout starts answering 408).
- * Run one or two invocations at a time, not more.
+ * Even so, on the shared VM of 2026-12-06 only some rows settled (bench/results/floor-callgrind.md):
+ * others disagreed by up to 2× from window to window, with a long warm-up too, for a reason not
+ * found there; work done by the clock (connection checks, keep-alive timers, prom-client's
+ * event-loop monitor) lands in windows that last a hundred times longer than natively, and a
+ * window stretched to a minute also trips the gateway's 10 s headersTimeout (408s). Read a row
+ * only when its windows settled, and run one or two invocations at a time.
  */
 async function measureCallgrind(row: RowSpec, shared: Shared, dir: string): Promise<CallgrindCell[]> {
   // Start-up and warm-up run uninstrumented (several times faster); counting starts after them.
@@ -340,7 +344,7 @@ async function measureCpu(rows: RowSpec[], shared: Shared): Promise<Map<string, 
   const started = new Map<string, Started>();
   const runs = new Map<string, CpuRun[]>();
   try {
-    for (const row of rows) started.set(row.name, await startRow(row, shared, undefined));
+    for (const row of rows) started.set(row.name, await startRow(row, shared, undefined, NODE_FLAGS));
     const plans = new Map([...started].map(([name, s]) => [name, planLoad(tool, s.url, s.specs)]));
     const ours = (): number[] => [shared.backend.pid, ...[...started.values()].map((s) => s.child.pid)];
     // Warm-up: every row once at each level, outside the figures.
