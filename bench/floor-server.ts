@@ -22,12 +22,12 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import httpProxy from '@fastify/http-proxy';
 import { parseConfig } from '../src/config/index.js';
 import { createClientServer } from '../src/listener/client-server.js';
-import { createListener } from '../src/listener/listener.js';
+import { createListener } from '../src/pipeline/client-app.js';
 import { createAuditLog } from '../src/observability/audit.js';
 import { createHandleHasher } from '../src/observability/handle-hash.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
-import { registerRequestLog } from '../src/observability/request-log.js';
+import { registerRequestLog } from '../src/pipeline/request-log-hook.js';
 import { TaskObserver } from '../src/observability/task-observer.js';
 import { announceReady, serveParentRequests } from './child-channel.js';
 import { FLOOR_STEPS, PUBLISHED_STEPS, type FloorStep, type PublishedStep } from './floor-steps.js';

@@ -15,8 +15,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { checkConfigCommand, type Config } from '../../src/config/index.js';
 import { hashGaugeValue, sha256Hex } from '../../src/reload/policy-source.js';
 import { startExampleServer } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type PolicyOverrides, type Stack } from './harness.js';
-import { captureLines, metricSample, waitFor, watchReadiness, type CapturedLines } from './reload-harness.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type PolicyOverrides, type Stack, metricSample } from './support/harness.js';
+import { captureLines, watchReadiness, type CapturedLines } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const ROUTES_BOTH = { routes: [{ path: '/mcp', upstream: 'tools' }, { path: '/other', upstream: 'tools', upstreamPath: '/mcp' }] };
 
@@ -77,10 +78,10 @@ describe('policy reload', () => {
   it('keeps the agent of an unchanged upstream, and closes a replaced one only once its request is done', async () => {
     const before = stack.gw.gateway.policy;
     const agent = before.agents.get('tools')!;
-    const pool = before.matchRoute('/mcp')!.pool;
+    const pool = before.matchRoute('/mcp')!.backend.pool;
     await stack.gw.gateway.reload(policy({ ...ROUTES_BOTH, logging: { level: 'info' } }));
     assert.equal(stack.gw.gateway.policy.agents.get('tools'), agent, 'a route change keeps the agent');
-    assert.equal(stack.gw.gateway.policy.matchRoute('/mcp')!.pool, pool, 'and the pool, with its cool-downs');
+    assert.equal(stack.gw.gateway.policy.matchRoute('/mcp')!.backend.pool, pool, 'and the pool, with its cool-downs');
 
     const client = new Client({ name: 'in-flight', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(stack.gw.url)));
