@@ -9,8 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { freePort, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
+import { freePort, SNAPSHOT_KEY_1 } from '../support/redis-servers.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
 
 describe('a store outage while a 2025 session is recorded', () => {
   let servers: ExampleServer[] = [];
