@@ -54,6 +54,7 @@ const OWN: PhaseRule[] = [
   { phase: METRICS, url: 'node_modules/prom-client' },
   { phase: METRICS, url: '/observability/metrics.' },
   { phase: 'request log: the rest of the hook', url: '/observability/request-log.' },
+  { phase: 'request log: the rest of the hook', url: '/pipeline/request-log-hook.' },
   { phase: AUTH, url: '/auth/' },
   { phase: AUTH, url: 'node_modules/jose' },
   { phase: 'mcp stage: UTF-8 check, JSON parse, era, headers', url: '/mcp/mcp-stage.' },
@@ -61,11 +62,15 @@ const OWN: PhaseRule[] = [
   { phase: 'store', url: '/store/' },
   { phase: 'tasks stage: lookup, owner check, poll rule', url: '/tasks/task-requests.' },
   { phase: WAY_BACK, url: '/pipeline/way-back.' },
+  { phase: WAY_BACK, url: '/pipeline/stream-reply.' },
   { phase: WAY_BACK, url: '/tasks/task-responses.' },
   { phase: UPSTREAM, url: '/upstream/' },
+  { phase: UPSTREAM, url: '/pipeline/forward.' },
   { phase: UPSTREAM, url: 'node_modules/undici' },
   { phase: 'routing stage', url: '/routing/' },
   { phase: 'listener: Host/Origin, CORS', url: '/listener/' },
+  { phase: 'listener: Host/Origin, CORS', url: '/pipeline/client-app.' },
+  { phase: 'listener: Host/Origin, CORS', url: '/pipeline/error-answer.' },
   { phase: GLUE, url: '/pipeline/' },
 ];
 
