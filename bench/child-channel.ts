@@ -36,6 +36,8 @@ export interface MemoryReply {
 export interface GatewayCounters {
   /** taskgate_tasks_created_total, every label. */
   tasksCreated: number;
+  /** taskgate_tasks_forgotten_total{reason="expired"}: tasks the expiry sweep removed. */
+  tasksExpired: number;
   /** taskgate_polls_total by outcome: forwarded (on time; for a provided task, answered from the store) and cached (early). */
   pollsForwarded: number;
   pollsCached: number;

@@ -27,11 +27,11 @@
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import type { MemoryReply } from './child-channel.js';
-import type { NodeChild, Pinning } from './children.js';
+import { delay, type NodeChild, type Pinning } from './children.js';
 import { planLoad, type LoadTool } from './load.js';
-import { round } from './machine.js';
+import { foreignLoad, round, snapshotBusy } from './machine.js';
 import { runRounds, type Cell, type RunLoad } from './measure.js';
-import { REDIS_COMMAND_TIMEOUT } from './push.js';
+import { REDIS_COMMAND_TIMEOUT, waitUntil } from './push.js';
 import { summarize, type CellSummary } from './report.js';
 import { POLL_KINDS, type PollKind, type ReadTimes, type SampledTask, type SeededSample, type SeedOutcome } from './scale-hooks.js';
 import { tasksGet, toolCall, type RequestSpec } from './scenarios.js';
@@ -75,6 +75,8 @@ export interface CreationRun {
   cpuUsPerCreation: number;
   p50Us: number;
   p99Us: number;
+  /** Other processes' CPU during the creations, in cores: this machine is shared. */
+  foreignCores: number;
 }
 
 /** Bytes before seeding, after it and after the HTTP creations, and per task added. */
@@ -107,6 +109,9 @@ export interface StorePoint {
   polls: { sample: Record<PollKind, number>; cells: CellSummary[]; kept: number[]; dropped: { round: number; foreignCores: number }[] };
 }
 
+/** Creations before the baseline, of tasks that expire after WARM_TTL_MS (the backend's shortest). */
+const WARM_CREATIONS = 2000;
+const WARM_TTL_MS = 1000;
 /** Principals owning the tasks: as many as real traffic would have, ten tasks each at the least. */
 const MAX_PRINCIPALS = 1000;
 const CREATION_CONNECTIONS = 50;
@@ -150,6 +155,23 @@ async function callHook<T>(child: NodeChild, hook: string, args?: unknown): Prom
   return answer as T;
 }
 
+/**
+ * The heap after a full GC once it has settled: for a few seconds after a burst of requests it
+ * still sheds a few hundred KB (compiled code, buffers), which at a thousand tasks is as much
+ * as the tasks themselves. Read again a second later until two readings agree within 64 KiB.
+ */
+async function settledHeap(target: Target): Promise<MemoryReply> {
+  let last = await target.memory!(true);
+  for (let i = 0; i < 8; i++) {
+    await delay(1000);
+    const now = await target.memory!(true);
+    const moved = Math.abs(now.heapUsed - last.heapUsed);
+    last = now;
+    if (moved < 64 * 1024) break;
+  }
+  return last;
+}
+
 async function usedMemory(url: string): Promise<number> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
@@ -176,7 +198,7 @@ function planned(i: number, principals: number): { kind: PollKind; principal: nu
  * harness, which reads every answer), timed; `read` turns an answer into a result or throws.
  * More than 1 % failed fails the point.
  */
-async function sendEach<T>(url: string, specs: RequestSpec[], connections: number, read: (status: number, text: string, i: number) => T): Promise<{ results: T[]; seconds: number; errors: number; latenciesUs: number[] }> {
+export async function sendEach<T>(url: string, specs: RequestSpec[], connections: number, read: (status: number, text: string, i: number) => T): Promise<{ results: T[]; seconds: number; errors: number; latenciesUs: number[] }> {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections, pipelining: 1 });
   const results: T[] = [];
@@ -206,8 +228,8 @@ async function sendEach<T>(url: string, specs: RequestSpec[], connections: numbe
 }
 
 /** Creates the planned tasks through taskgate (2026-07-28 tools/call of the backend's create-task), reading each one's handle. */
-async function createOverHttp(url: string, tokens: string[], plan: { kind: PollKind; principal: number }[]) {
-  const specs = plan.map(({ kind, principal }) => toolCall('2026-07-28', tokens[principal]!, 'create-task', { poll: kind }));
+async function createOverHttp(url: string, tokens: string[], plan: { kind: PollKind; principal: number }[], extra: Record<string, unknown> = {}) {
+  const specs = plan.map(({ kind, principal }) => toolCall('2026-07-28', tokens[principal]!, 'create-task', { poll: kind, ...extra }));
   const sent = await sendEach(url, specs, CREATION_CONNECTIONS, (status, text, i): CreatedTask => {
     const handle = (JSON.parse(text) as { result?: { taskId?: unknown } }).result?.taskId;
     if (status !== 200 || typeof handle !== 'string') throw new Error(`creation answered ${status} ${text.slice(0, 200)}`);
@@ -284,6 +306,15 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
   const child = target.child!;
   const label = `scale ${store} ${size}`;
   try {
+    // The creation path warmed up alike at every size (a small point would otherwise time a cold
+    // gateway's creations), by tasks that live a second and are swept away before the baseline.
+    const warm = Math.min(WARM_CREATIONS, settings.creations);
+    log(`${label}: warming up with ${warm} creations of tasks that expire at once`);
+    // Completed ones: an expired task still working would be cancelled at its backend, a burst of
+    // upstream calls (and sockets) just before the baseline.
+    const expired = (await target.counters!()).tasksExpired;
+    await createOverHttp(target.url, tokens, Array.from({ length: warm }, (_, i) => planned(i, principals)), { ttlMs: WARM_TTL_MS, completed: true });
+    await waitUntil(async () => (await target.counters!()).tasksExpired - expired >= warm, 60_000, `the ${warm} warm-up tasks to expire`);
     log(`${label}: ${baselineTasks} baseline tasks over HTTP (${principals} principals)`);
     const baseline = await createOverHttp(target.url, tokens, Array.from({ length: baselineTasks }, (_, i) => planned(i, principals)));
     if (baseline.errors > 0) throw new Error(`${baseline.errors} baseline creations failed: every principal needs both templates`);
@@ -291,7 +322,7 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
     for (const task of baseline.tasks) templates[task.kind][task.principal] = task.handle;
     await callHook(child, 'scale:templates', templates);
     const redisUrl = point.redis?.url;
-    const memory = async (): Promise<{ heap: MemoryReply; redis?: number }> => ({ heap: await target.memory!(true), ...(redisUrl ? { redis: await usedMemory(redisUrl) } : {}) });
+    const memory = async (): Promise<{ heap: MemoryReply; redis?: number }> => ({ heap: await settledHeap(target), ...(redisUrl ? { redis: await usedMemory(redisUrl) } : {}) });
     const before = await memory();
 
     log(`${label}: seeding ${seededTasks} tasks in the gateway's store`);
@@ -307,8 +338,11 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
     const seeded = await memory();
 
     log(`${label}: ${createdTasks} creations over HTTP, timed`);
+    const ours = () => [options.backend.pid, ...target.pids()];
     const cpu0 = await target.cpuUs();
+    const busy0 = snapshotBusy(ours());
     const creation = await createOverHttp(target.url, tokens, Array.from({ length: createdTasks }, (_, i) => planned(i, principals)));
+    const foreign = foreignLoad(busy0, snapshotBusy(ours()));
     const cpu1 = await target.cpuUs();
     const created = await memory();
     const reads = await callHook<ReadTimes>(child, 'scale:reads');
@@ -338,7 +372,7 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
       retryBudgetMs: settings.retryBudgetMs,
       pinning,
       backend: options.backend,
-      ourPids: () => [options.backend.pid, ...target.pids()],
+      ourPids: ours,
       log: (line) => log(`${label}: ${line}`),
     });
     const added = seededTasks + createdTasks;
@@ -358,6 +392,7 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
         cpuUsPerCreation: round(((cpu1 ?? 0) - (cpu0 ?? 0)) / Math.max(1, creation.tasks.length), 1),
         p50Us: round(percentile(creation.latenciesUs, 0.5), 0),
         p99Us: round(percentile(creation.latenciesUs, 0.99), 0),
+        foreignCores: foreign.foreignCores,
       },
       heap: growth(before.heap.heapUsed, seeded.heap.heapUsed, created.heap.heapUsed, seededTasks, createdTasks),
       rssPerTask: round((created.heap.rss - before.heap.rss) / added, 0),

@@ -64,6 +64,7 @@ serveParentRequests(
   () => gateway.close(),
   async () => ({
     tasksCreated: await total(gateway.metrics.tasksCreated),
+    tasksExpired: await total(gateway.metrics.tasksForgotten, { reason: 'expired' }),
     pollsForwarded: await total(gateway.metrics.polls, { outcome: 'forwarded' }),
     pollsCached: await total(gateway.metrics.polls, { outcome: 'cached' }),
     providedRunning: await total(gateway.metrics.providedCallsRunning),
