@@ -106,7 +106,9 @@ function renderPanel(spec: PanelSpec, series: Series[], x0: number, y0: number):
     for (const p of pts) {
       const [cx, cy] = [sx(p.x), sy(p.y)];
       if (p.min !== undefined && p.max !== undefined) out.push(`<line x1="${cx.toFixed(1)}" y1="${sy(p.min).toFixed(1)}" x2="${cx.toFixed(1)}" y2="${sy(p.max).toFixed(1)}" stroke="${s.color}" stroke-width="1"/>`);
-      out.push(`<circle cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" r="2.5" fill="${s.color}"><title>${esc(`${s.label}, ${sizeLabel(p.x)}: ${p.y}${p.min !== undefined ? ` (${p.min}–${p.max})` : ''}`)}</title></circle>`);
+      // A point below the measurement's resolution is drawn hollow (and left out of the verdict).
+      const fill = p.unresolved ? `fill="#ffffff" stroke="${s.color}"` : `fill="${s.color}"`;
+      out.push(`<circle cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" r="2.5" ${fill}><title>${esc(`${s.label}, ${sizeLabel(p.x)}: ${p.y}${p.min !== undefined ? ` (${p.min}–${p.max})` : ''}${p.unresolved ? ', below the resolution: not judged' : ''}`)}</title></circle>`);
       out.push(`<text x="${(cx + 4).toFixed(1)}" y="${(cy - 4).toFixed(1)}" font-size="8" fill="${s.color}">${valueLabel(p.y)}</text>`);
     }
     const verdict = verdictOf(s.curve);
@@ -135,7 +137,7 @@ export function renderScaleChart(check: ScaleCheck, subtitle: string): string {
     });
     out.push(...renderPanel(spec, series, 10 + (i % COLUMNS) * PANEL_W, TOP + Math.floor(i / COLUMNS) * PANEL_H));
   });
-  out.push(`<text x="10" y="${height - 8}" fill="#777" font-size="10">x: live tasks, open listeners or held calls (log scale); points: medians over the kept rounds, whiskers min–max; a flat curve is a level line (docs/benchmarks.md "Scale").</text>`);
+  out.push(`<text x="10" y="${height - 8}" fill="#777" font-size="10">x: live tasks, open listeners or held calls (log scale); points: medians over the kept rounds, whiskers min–max, hollow: below the resolution; a flat curve is a level line (docs/benchmarks.md "Scale").</text>`);
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }

@@ -14,7 +14,16 @@ export interface CurvePoint {
   y: number;
   min?: number;
   max?: number;
+  /** Below what the measurement resolves: shown, but left out of the verdict. */
+  unresolved?: boolean;
 }
+
+/**
+ * The gateway's heap moves by a few hundred KB between two readings whatever the tasks do
+ * (compiled code, buffers, sockets): a point whose tasks grew it by less than this is shown but
+ * not judged (1,000 tasks grow it by under 1 MiB).
+ */
+export const HEAP_RESOLUTION_BYTES = 4 * 1024 * 1024;
 
 export interface Curve {
   id: string;
@@ -73,7 +82,7 @@ export function scaleCurves(check: ScaleCheck): Curve[] {
     }
     curves.push(
       store === 'memory'
-        ? { id: 'memory-heap', title: `${label}: gateway heap B per live task`, unit: 'B', tolerance: 1.15, points: points.map((p) => ({ x: p.size, y: p.heap.perTask })) }
+        ? { id: 'memory-heap', title: `${label}: gateway heap B per live task`, unit: 'B', tolerance: 1.15, points: points.map((p) => ({ x: p.size, y: p.heap.perTask, ...(p.heap.created - p.heap.before < HEAP_RESOLUTION_BYTES ? { unresolved: true } : {}) })) }
         : { id: 'redis-used-memory', title: `${label}: Redis used_memory B per live task`, unit: 'B', tolerance: 1.15, points: defined(points.map((p) => (p.redisMemory ? { x: p.size, y: p.redisMemory.perTask } : undefined))) },
       { id: `${store}-creations`, title: `${label}: creations per second over HTTP (50 conns)`, unit: '/s', tolerance: 1.3, points: points.map((p) => ({ x: p.size, y: p.creation.perSecond })) },
     );
@@ -98,16 +107,19 @@ export function scaleCurves(check: ScaleCheck): Curve[] {
 }
 
 export function verdictOf(curve: Curve): CurveVerdict {
-  const values = curve.points.map((p) => p.y).filter((y) => y > 0);
+  const judged = curve.points.filter((p) => p.y > 0 && !p.unresolved);
+  const values = judged.map((p) => p.y);
   const base = { id: curve.id, title: curve.title };
-  if (values.length < 2) return { ...base, spread: null, lastOverFirst: null, flat: null, text: 'one point only: no curve' };
+  const left = curve.points.filter((p) => p.unresolved).map((p) => sizeLabel(p.x));
+  const leftOut = left.length ? ` (${left.join(', ')} not judged: below the measurement's resolution)` : '';
+  if (values.length < 2) return { ...base, spread: null, lastOverFirst: null, flat: null, text: `${values.length} point judged: no curve${leftOut}` };
   const spread = round(Math.max(...values) / Math.min(...values), 2);
   const lastOverFirst = round(values[values.length - 1]! / values[0]!, 2);
   const flat = spread <= curve.tolerance;
-  const span = `${sizeLabel(curve.points[0]!.x)} → ${sizeLabel(curve.points[curve.points.length - 1]!.x)}`;
+  const span = `${sizeLabel(judged[0]!.x)} → ${sizeLabel(judged[judged.length - 1]!.x)}`;
   const text = flat
-    ? `flat: largest ÷ smallest ${spread}× (within ${curve.tolerance}×), ${span}`
-    : `NOT flat: largest ÷ smallest ${spread}× (over ${curve.tolerance}×); ${lastOverFirst >= 1 ? 'grows' : 'falls'} ${lastOverFirst}× ${span}`;
+    ? `flat: largest ÷ smallest ${spread}× (within ${curve.tolerance}×), ${span}${leftOut}`
+    : `NOT flat: largest ÷ smallest ${spread}× (over ${curve.tolerance}×); ${lastOverFirst >= 1 ? 'grows' : 'falls'} ${lastOverFirst}× ${span}${leftOut}`;
   return { ...base, spread, lastOverFirst, flat, text };
 }
 
@@ -124,22 +136,26 @@ function cellText(s: Spread | null | undefined): string {
   return s ? `${num(s.median, 1)} (${num(s.min, 1)}–${num(s.max, 1)})` : '–';
 }
 
+function mib(bytes: number): string {
+  return `${round(bytes / 1048576, 1)} MiB`;
+}
+
 function table(header: string[], rows: string[][]): string {
   const line = (r: string[]) => `| ${r.join(' | ')} |`;
   return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
 }
 
 function tasksTable(points: StorePoint[], store: ScaleStore): string {
-  const memoryHeader = store === 'memory' ? ['heap B per task (seeded / created)'] : ['Redis used_memory B per task (seeded / created)', 'gateway heap B per task'];
+  const memoryHeader = store === 'memory' ? ['heap B per task (seeded / created); growth'] : ['Redis used_memory B per task (seeded / created)', 'gateway heap B per task'];
   const rows = points.map((p) => [
     sizeLabel(p.size),
     `${p.principals}`,
     `${num(p.baselineTasks)} + ${num(p.seededTasks)} seeded (${num(p.seeding.perSecond)}/s) + ${num(p.createdTasks)}`,
-    `${num(p.creation.perSecond)}/s (${p.creation.errors} errors)`,
+    `${num(p.creation.perSecond)}/s (${p.creation.errors} errors; other load ${p.creation.foreignCores} cores)`,
     num(p.creation.cpuUsPerCreation, 1),
     `${num(p.creation.p50Us)} / ${num(p.creation.p99Us)}`,
     ...(store === 'memory'
-      ? [`**${num(p.heap.perTask)}** (${num(p.heap.perSeededTask)} / ${num(p.heap.perCreatedTask)})`]
+      ? [`**${num(p.heap.perTask)}** (${num(p.heap.perSeededTask)} / ${num(p.heap.perCreatedTask)}); +${mib(p.heap.created - p.heap.before)}`]
       : [`**${num(p.redisMemory?.perTask)}** (${num(p.redisMemory?.perSeededTask)} / ${num(p.redisMemory?.perCreatedTask)})`, num(p.heap.perTask)]),
     `${num(p.reads.scanPageMs, 2)} / ${num(p.reads.listPageMs, 2)} (${p.reads.listOwnerTasks} tasks)`,
   ]);

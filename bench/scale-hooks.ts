@@ -51,7 +51,7 @@ export interface SeededSample {
 
 /** How long one page of the reads that scan tasks takes at this size. */
 export interface ReadTimes {
-  /** scanLiveTasks, 50 tasks: one page of the operator console's task view. */
+  /** scanLiveTasks, 50 tasks: one page of the operator console's task view (the quickest of up to three). */
   scanPageMs: number;
   /** listTasks, 50 tasks of one principal: one page of tasks/list. */
   listPageMs: number;
@@ -142,26 +142,37 @@ class Seeder {
     }
   }
 
-  /** One page of each read that walks tasks, timed; the owner is the first principal's. */
+  /** One page of each read that walks tasks, timed (quickest: the machine is shared); the owner is the first principal's. */
   async timeReads(): Promise<ReadTimes> {
     const template = this.templates.fast[0];
     if (!template) throw new Error('no template: seed first');
-    const now = Date.now();
-    let started = performance.now();
-    await this.store.scanLiveTasks(undefined, 50, now);
-    const scanPageMs = performance.now() - started;
-    started = performance.now();
-    await this.store.listTasks({ owner: template.owner, era: template.era, upstream: template.upstream }, undefined, 50);
-    const listPageMs = performance.now() - started;
+    const scope = { owner: template.owner, era: template.era, upstream: template.upstream };
+    const scanPageMs = await quickest(() => this.store.scanLiveTasks(undefined, 50, Date.now()));
+    const listPageMs = await quickest(() => this.store.listTasks(scope, undefined, 50));
     // How many that principal holds: a walk of its pages (not timed).
     let listOwnerTasks = 0;
-    for (let page = await this.store.listTasks({ owner: template.owner, era: template.era, upstream: template.upstream }, undefined, 1000); page.length > 0; ) {
+    for (let page = await this.store.listTasks(scope, undefined, 1000); page.length > 0; ) {
       listOwnerTasks += page.length;
       const last = page[page.length - 1]!;
-      page = await this.store.listTasks({ owner: template.owner, era: template.era, upstream: template.upstream }, { createdAt: last.createdAt, handle: last.handle }, 1000);
+      page = await this.store.listTasks(scope, { createdAt: last.createdAt, handle: last.handle }, 1000);
     }
     return { scanPageMs, listPageMs, listOwnerTasks };
   }
+}
+
+/**
+ * The quickest of three runs of `read`, in ms; one run when it takes a second or more (a console
+ * page of a million tasks does), so the harness's IPC answer limit is never reached.
+ */
+async function quickest(read: () => Promise<unknown>): Promise<number> {
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await read();
+    best = Math.min(best, performance.now() - started);
+    if (best >= 1000) break;
+  }
+  return best;
 }
 
 /** The hooks taskgate's bench child answers (bench/taskgate-child.ts). */

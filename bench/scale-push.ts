@@ -19,7 +19,8 @@ import { releaseHeld, ROLE_POLICY } from './provided.js';
 import { heldByBackend, inParallel, releaseOnSchedule, waitUntil } from './push.js';
 import { gatewayLag, pushMemory, scrapeLagBuckets, summarizeLags, type GatewayLag, type LagSummary, type PushMemory } from './push-figures.js';
 import { PushListener } from './push-listener.js';
-import { providedCall, send, tasksGet } from './scenarios.js';
+import { sendEach } from './scale-store.js';
+import { providedCall, tasksGet } from './scenarios.js';
 import { startTaskgate, taskgatePolicy, type TaskgatePolicyOptions } from './targets.js';
 
 export const LISTENERS_PER_TASK = 2;
@@ -28,6 +29,8 @@ const RELEASES_PER_SECOND = 20;
 const HOLD_MS = 10 * 60_000;
 const OPEN_TIMEOUT_MS = 180_000;
 const COMPLETION_TIMEOUT_MS = 60_000;
+/** Requests in flight while the tasks are created and the listeners open. */
+const CONCURRENCY = 50;
 
 export interface PushPoint {
   listeners: number;
@@ -65,23 +68,28 @@ export async function measurePushPoint(options: PushPointOptions): Promise<PushP
   const principals = Math.min(options.tokens.length, tasks);
   const tokenOfTask = (t: number) => options.tokens[t % principals]!;
   const group = (t: number) => `scale-push-${n}-${Math.floor(t / RELEASE_BATCH)}`;
-  const policy = taskgatePolicy({ ...options.base, provided: { ...ROLE_POLICY.provided, connections: tasks + 256, maxRunning: tasks + 256 } });
-  const target = await startTaskgate(options.pinning, 'taskgate-memory', policy, ['--expose-gc']);
+  const policy = JSON.parse(taskgatePolicy({ ...options.base, provided: { ...ROLE_POLICY.provided, connections: tasks + 256, maxRunning: tasks + 256 } })) as Record<string, unknown>;
+  // A listener is a client connection: past limits.maxConnections (4,096 by default) the gateway
+  // closes new ones at once, so a replica meant for 10,000 listeners must raise it (docs/benchmarks.md "Scale").
+  policy.limits = { ...(policy.limits as object | undefined), maxConnections: n + 1024 };
+  const target = await startTaskgate(options.pinning, 'taskgate-memory', JSON.stringify(policy), ['--expose-gc']);
   const pid = target.pids()[0]!;
   const label = `scale push ${n}`;
   let open: PushListener[] = [];
   try {
     log(`${label}: ${tasks} provided tasks (calls held)`);
+    // Through a pool of its own, closed before the baseline: its sockets are not counted as listeners'.
     const handles: string[] = [];
-    await inParallel(tasks, async (t) => {
-      const { status, message } = await send(target.url, providedCall('2026-07-28', tokenOfTask(t), { ms: HOLD_MS, group: group(t), stamp: true }));
-      const handle = (message?.result as { taskId?: unknown } | undefined)?.taskId;
-      if (status !== 200 || typeof handle !== 'string') throw new Error(`provided task creation failed: ${status} ${JSON.stringify(message)?.slice(0, 300)}`);
+    const creations = Array.from({ length: tasks }, (_, t) => providedCall('2026-07-28', tokenOfTask(t), { ms: HOLD_MS, group: group(t), stamp: true }));
+    await sendEach(target.url, creations, CONCURRENCY, (status, text, t) => {
+      const handle = (JSON.parse(text) as { result?: { taskId?: unknown } }).result?.taskId;
+      if (status !== 200 || typeof handle !== 'string') throw new Error(`provided task creation answered ${status} ${text.slice(0, 300)}`);
       handles[t] = handle;
     });
+    if (handles.filter(Boolean).length < tasks) throw new Error(`${tasks - handles.filter(Boolean).length} provided task creations failed`);
     await waitUntil(async () => (await heldByBackend(backend)) >= tasks, 60_000, `${tasks} calls held by the backend`);
     // Each principal's token verified and the read path warm before the baseline.
-    await inParallel(principals, async (p) => void (await send(target.url, tasksGet('2026-07-28', tokenOfTask(p), handles[p]!))));
+    await sendEach(target.url, Array.from({ length: principals }, (_, p) => tasksGet('2026-07-28', tokenOfTask(p), handles[p]!)), CONCURRENCY, () => undefined);
     const before = await target.memory!(true);
     const socketsBefore = openSockets(pid);
 
