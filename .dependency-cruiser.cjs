@@ -22,7 +22,7 @@ const FLOORS = [
   // Capabilities: each a room, implementing the extension points of tasks/.
   ['provided', 'push', 'background', 'bridge', 'console'],
   // The only room that knows the fastify request.
-  ['pipeline', 'request-context', 'policy-snapshot'],
+  ['pipeline'],
   // The composition root and the policy in force.
   ['gateway', 'reload'],
   ['main'],

@@ -4,7 +4,7 @@
  * generated references.
  */
 import { ERROR_CIRCUMSTANCES, TASKGATE_RPC_CODES, describeError, httpStatusIn, type ErrorCode } from '../src/errors.js';
-import { LINGER_BYTES, LINGER_MS } from '../src/listener/lingering-close.js';
+import { LINGER_BYTES, LINGER_MS } from '../src/pipeline/lingering-close.js';
 
 const INTRO = `# Errors
 

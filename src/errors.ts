@@ -189,3 +189,36 @@ export function renderErrorBody(error: GatewayError, id: JsonRpcId = null): Json
   if (error.data !== undefined) body.error.data = error.data;
   return body;
 }
+
+/**
+ * What a floor below the stages (the store) fails with: a local error (the MCP SDK keeps its
+ * own apart from protocol errors the same way), never sent as it is. The edge maps it to the
+ * catalogue (toWireError) where it turns an error into an answer.
+ */
+export type LocalErrorKind = 'store-unavailable';
+
+/** The catalogue code each local error is answered with: one entry per kind (the type checks every kind has one). */
+const LOCAL_ANSWERS: Readonly<Record<LocalErrorKind, ErrorCode>> = {
+  'store-unavailable': 'TG_ERR_STORE_UNAVAILABLE',
+};
+
+export class LocalError extends Error {
+  constructor(
+    readonly kind: LocalErrorKind,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.name = 'LocalError';
+  }
+}
+
+/**
+ * The catalogue error an error is answered with: a GatewayError as it is, a local error by
+ * its kind; undefined for anything else (a defect, answered as TG_ERR_INTERNAL by the edge).
+ */
+export function toWireError(error: unknown): GatewayError | undefined {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof LocalError) return new GatewayError(LOCAL_ANSWERS[error.kind], { cause: error });
+  return undefined;
+}

@@ -7,29 +7,45 @@
  * issuer whose jwksUri and fetch settings did not change (no refetch, no window without keys);
  * local key files are read again, so a reload picks up a rotated file.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../config/config-error.js';
 import type { IssuerConfig, JwtAuthConfig } from '../config/sections/auth.js';
 import { GatewayError } from '../errors.js';
+import type { RequestLog } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { extractBearerToken } from './bearer-token.js';
 import { bearerChallenge } from './challenge.js';
 import { JwtVerifier, TokenRejectedError, type TrustedIssuer } from './jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, loadLocalKeySet, type KeySet } from './key-sets.js';
 import { SharedResource } from '../lifecycle/shared-resource.js';
-import { missingScopes, principalKeyOf } from './principal.js';
+import { missingScopes, principalKeyOf, type Principal } from './principal.js';
 import { SubjectToken } from './subject-token.js';
 import { describeResource, type ProtectedResource } from './resource-metadata.js';
 import { TokenCache, type VerifiedIdentity } from './token-cache.js';
 
 export type VerificationOutcome = 'ok' | 'cached' | 'missing' | 'malformed' | 'expired' | 'invalid' | 'unavailable' | 'insufficient_scope';
 
+/** What the stage reads of a request: its headers as sent (names and values in order) and its URL. */
+export interface AuthInput {
+  readonly rawHeaders: readonly string[];
+  readonly url: string;
+  readonly log: RequestLog;
+}
+
+/** Who a request speaks for, once its token is verified. */
+export interface Authenticated {
+  readonly principal: Principal;
+  /** Opaque, stable key of the principal (auth.principalKey), what task ownership compares. */
+  readonly principalKey: string;
+  /** The client's verified token, kept with this request only, for an upstream whose credentials exchange it (RFC 8693). */
+  readonly subjectToken: SubjectToken;
+}
+
 export interface RouteAuth {
   readonly protectedResource: ProtectedResource;
-  /** Sets request.tg.principal and principalKey, or throws the GatewayError to answer with. */
-  authenticate(request: FastifyRequest): Promise<void>;
+  /** The caller's verified identity, or throws the GatewayError to answer with. */
+  authenticate(request: AuthInput): Promise<Authenticated>;
 }
 
 export interface AuthStageDeps {
@@ -128,7 +144,7 @@ export class AuthStage {
     await Promise.all([...this.remoteKeySets.values()].map((shared) => shared.release()));
   }
 
-  private async authenticate(request: FastifyRequest, routePath: string, resource: ProtectedResource): Promise<void> {
+  private async authenticate(request: AuthInput, routePath: string, resource: ProtectedResource): Promise<Authenticated> {
     const challenge = (outcome: VerificationOutcome, description?: string) => {
       this.count(outcome);
       const header = bearerChallenge({
@@ -139,7 +155,7 @@ export class AuthStage {
       return new GatewayError('TG_ERR_UNAUTHORIZED', { detail: description, headers: { 'www-authenticate': header } });
     };
 
-    const extracted = extractBearerToken(request.raw.rawHeaders, request.url);
+    const extracted = extractBearerToken(request.rawHeaders, request.url);
     if (extracted.kind === 'none') throw challenge('missing');
     if (extracted.kind === 'malformed') throw challenge('malformed', extracted.description);
     const token = extracted.token;
@@ -177,10 +193,7 @@ export class AuthStage {
       throw new GatewayError('TG_ERR_INSUFFICIENT_SCOPE', { headers: { 'www-authenticate': header } });
     }
     this.count(outcome);
-    request.tg.principal = identity.principal;
-    request.tg.principalKey = identity.principalKey;
-    // Kept with this request only, for an upstream whose credentials exchange it (RFC 8693).
-    request.tg.subjectToken = new SubjectToken(token);
+    return { principal: identity.principal, principalKey: identity.principalKey, subjectToken: new SubjectToken(token) };
   }
 
   private count(outcome: VerificationOutcome): void {

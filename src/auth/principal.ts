@@ -7,13 +7,9 @@ import type { JWTPayload } from 'jose';
 import { SCOPE_TOKEN } from '../config/sections/routes.js';
 import type { IssuerConfig, JwtAuthConfig } from '../config/sections/auth.js';
 
-export interface Principal {
-  readonly issuer: string;
-  readonly subject: string;
-  readonly tenant?: string;
-  readonly clientId?: string;
-  readonly scopes: readonly string[];
-}
+import type { Principal } from '../task-model/principal.js';
+
+export type { Principal };
 
 export type ClaimNames = IssuerConfig['claims'];
 export type PrincipalKeyPolicy = JwtAuthConfig['principalKey'];

@@ -9,9 +9,9 @@
  *     and the call goes on as a gateway-run task (GatewayRunTasks, from src/provided/);
  *   - as a ResultFilter it adds the status and cancel tools to the first page of tools/list
  *     for such clients, and learns which backend tools declare an outputSchema.
- * It lives as long as the gateway; each request brings its policy in request.tg.snapshot.
+ * It lives as long as the gateway; each request brings its policy in request.snapshot.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import type { BackgroundCallsPolicy } from '../config/sections/background-calls.js';
 import { declaresTasksExtension } from '../mcp/era.js';
@@ -40,21 +40,21 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
 
   constructor(private readonly deps: BackgroundCallsDeps) {}
 
-  async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  async interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
-    const upstream = request.tg.route.pool.upstream;
-    const policy = request.tg.snapshot.config.upstreams[upstream]?.backgroundCalls;
+    const upstream = request.route.pool.upstream;
+    const policy = request.route.config.backgroundCalls;
     if (!policy) return undefined;
     const tool = params.name;
     const names = taskToolNames(policy);
     if (this.answersTool(upstream, names, tool)) {
-      request.tg.toolName = tool;
+      request.toolName = tool;
       const context: ToolAnswerContext = { deps, request, names, runner: this.deps.runner, metrics: this.deps.metrics };
       return this.answerTaskTool(context, message, tool, params.arguments, policy);
     }
     if (!this.mayDetach(policy, upstream, names, tool, request, message)) return undefined;
-    request.tg.toolName = tool.slice(0, 128);
+    request.toolName = tool.slice(0, 128);
     // The task outlives the call's own limit by tasks.ttl.default: that long, its outcome can be read.
     const ttlMs = policy.timeout + deps.policy.ttl.default;
     const outcome = await this.deps.runner.runDetachable(deps, request, message, { detachAfterMs: policy.detachAfter, timeoutMs: policy.timeout, ttlMs });
@@ -68,10 +68,10 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
     return toolAnswer(request, message, detachedText(record.tool, record.handle, names, record.pollIntervalMs));
   }
 
-  filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
     if (method !== 'tools/list' || !Array.isArray(result.tools)) return false;
-    const upstream = request.tg.route.pool.upstream;
-    const policy = request.tg.snapshot.config.upstreams[upstream]?.backgroundCalls;
+    const upstream = request.route.pool.upstream;
+    const policy = request.route.config.backgroundCalls;
     if (!policy) return false;
     for (const tool of result.tools) {
       if (isObject(tool) && typeof tool.name === 'string') this.catalogue.learn(upstream, tool.name, isObject(tool.outputSchema));
@@ -79,7 +79,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
     const names = taskToolNames(policy);
     // Both or neither: a status tool without its cancel tool (or the reverse) is no use to a model.
     const shadowed = [names.status, names.cancel].filter((name) => this.shadowed(upstream, name)).length > 0;
-    const message = request.tg.mcp?.message;
+    const message = request.mcp?.message;
     if (shadowed || message?.kind !== 'request' || !cannotUseTasks(request, message)) return false;
     // Added to the first page only: a client reads every page, and a tool listed twice is an error to some.
     if (isObject(message.params) && message.params.cursor !== undefined) return false;
@@ -101,7 +101,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
     return (tool === names.status || tool === names.cancel) && !this.shadowed(upstream, tool);
   }
 
-  private mayDetach(policy: BackgroundCallsPolicy, upstream: string, names: TaskToolNames, tool: string, request: FastifyRequest, message: JsonRpcRequest): boolean {
+  private mayDetach(policy: BackgroundCallsPolicy, upstream: string, names: TaskToolNames, tool: string, request: TaskRequest, message: JsonRpcRequest): boolean {
     if (policy.tools !== 'all' && !policy.tools.includes(tool)) return false;
     if (!cannotUseTasks(request, message)) return false;
     // Never a handle the model could not check on.
@@ -126,7 +126,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
 }
 
 /** A client that could not have asked for a task with this request. */
-function cannotUseTasks(request: FastifyRequest, message: JsonRpcRequest): boolean {
-  if (request.tg.mcp!.era === 'modern') return !declaresTasksExtension(message);
+function cannotUseTasks(request: TaskRequest, message: JsonRpcRequest): boolean {
+  if (request.mcp!.era === 'modern') return !declaresTasksExtension(message);
   return !(isObject(message.params) && isObject(message.params.task));
 }

@@ -9,7 +9,7 @@
  * change is announced, and every few seconds anyway.
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { serializeSseEvent } from '../mcp/sse-tap.js';
 import type { Store } from '../store/store.js';
@@ -27,7 +27,7 @@ export function hasQuestions(view: ProvidedTaskView): boolean {
   return view.record.status === 'input_required' && (view.state.pendingRequests?.length ?? 0) > 0;
 }
 
-export function streamStatus(store: Store, request: FastifyRequest, message: JsonRpcRequest, handle: string, until: number, compose: ComposeAnswer): LocalAnswer {
+export function streamStatus(store: Store, request: TaskRequest, message: JsonRpcRequest, handle: string, until: number, compose: ComposeAnswer): LocalAnswer {
   const stream = new PassThrough();
   const sent = new Set<unknown>();
   let done = false;
@@ -80,7 +80,7 @@ export function streamStatus(store: Store, request: FastifyRequest, message: Jso
   const deadline = setTimeout(() => schedule(true), Math.max(0, until - Date.now()));
   deadline.unref();
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.abort.once('abort', finish);
   schedule();
   return { status: 200, body: stream, contentType: 'text/event-stream', headers: { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } };
 }

@@ -9,7 +9,7 @@
  * on-time poll; never a 429, which a host would show as a broken tool. It then waits, up to
  * the wait asked for, for the call to end, so a model needs few turns.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { CLIENT_CAPABILITIES_META, RELATED_TASK_META, requestMeta } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -36,7 +36,7 @@ import {
 
 export interface ToolAnswerContext {
   readonly deps: StageDeps;
-  readonly request: FastifyRequest;
+  readonly request: TaskRequest;
   readonly names: TaskToolNames;
   readonly runner: GatewayRunTasks;
   readonly metrics: GatewayMetrics;
@@ -50,10 +50,10 @@ export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest
   const until = Date.now() + waitMs;
   const record = await openGoverned(c, handle);
   if (!record) return toolAnswer(c.request, message, unknown(c, 'unknown'));
-  const tg = c.request.tg;
-  tg.task = record;
-  tg.taskOutcome = 'allowed';
-  const era = tg.mcp!.era;
+  const request = c.request;
+  request.task = record;
+  request.taskOutcome = 'allowed';
+  const era = request.mcp!.era;
   // 2026: the client's own retry of an input_required answer (MRTR) carries the answers.
   const params = isObject(message.params) ? message.params : {};
   if (era === 'modern' && isObject(params.inputResponses)) await c.runner.provideInput(c.deps, c.request, record, params.inputResponses);
@@ -62,13 +62,13 @@ export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest
     const now = await c.deps.store.readProvidedTask(handle);
     if (now && hasQuestions(now)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
   }
-  const view = await waitUntilSettled(c.deps.store, handle, Math.max(0, until - Date.now()), tg.abort);
+  const view = await waitUntilSettled(c.deps.store, handle, Math.max(0, until - Date.now()), request.abort);
   if (view && era === 'legacy' && hasQuestions(view)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
   if (view && era === 'modern' && view.record.status === 'input_required') {
     const asked = inputRequired(view, message);
     if (asked) {
       c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
-      tg.statusSeen = 'input_required';
+      request.statusSeen = 'input_required';
       return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: asked } };
     }
   }
@@ -80,7 +80,7 @@ async function composeAnswer(c: ToolAnswerContext, view: ProvidedTaskView | unde
   // Gone meanwhile: its lifetime ended, or a read-once outcome was read through another call.
   if (!view) return refuse(c, 'not_found');
   const { record } = view;
-  c.request.tg.statusSeen = record.status;
+  c.request.statusSeen = record.status;
   if (record.status === 'input_required') {
     c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
     return (view.state.pendingRequests?.length ?? 0) > 0 ? questionPendingText(record.tool, record.handle, c.names) : waitingForInputText(record.tool, record.handle, c.names);
@@ -116,21 +116,21 @@ function inputRequired({ record, state }: ProvidedTaskView, message: JsonRpcRequ
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 export async function answerCancel(c: ToolAnswerContext, handle: string): Promise<ToolResult> {
-  const tg = c.request.tg;
-  tg.requestedHandle = handle.slice(0, 64);
-  tg.taskOperation = 'cancel';
+  const request = c.request;
+  request.requestedHandle = handle.slice(0, 64);
+  request.taskOperation = 'cancel';
   const found = isHandleShaped(handle) ? await c.deps.store.getTask(handle) : undefined;
   if (!found || !isInScope(found, scopeOf(c.request)) || found.backgroundCall === undefined) return refuse(c, found ? 'denied' : 'not_found');
-  tg.task = found;
-  tg.taskOutcome = 'allowed';
+  request.task = found;
+  request.taskOutcome = 'allowed';
   if (await c.runner.cancel(c.deps, found)) {
-    tg.statusSeen = 'cancelled';
+    request.statusSeen = 'cancelled';
     c.metrics.backgroundCalls.inc({ upstream: found.upstream, outcome: 'cancelled' });
     return cancelAnswerText(found.tool, handle, undefined, c.names);
   }
   const now = await c.deps.store.getTask(handle);
   if (!now) return refuse(c, 'not_found');
-  tg.statusSeen = now.status;
+  request.statusSeen = now.status;
   return cancelAnswerText(now.tool, handle, now.status, c.names);
 }
 
@@ -139,9 +139,9 @@ export async function answerCancel(c: ToolAnswerContext, handle: string): Promis
  * comes before the task's interval has passed waits out the rest of it first.
  */
 async function openGoverned(c: ToolAnswerContext, handle: string): Promise<TaskRecord | undefined> {
-  const tg = c.request.tg;
-  tg.requestedHandle = handle.slice(0, 64);
-  tg.taskOperation = 'get';
+  const request = c.request;
+  request.requestedHandle = handle.slice(0, 64);
+  request.taskOperation = 'get';
   if (!isHandleShaped(handle)) return refuseRecord(c, 'not_found');
   const { poll } = c.deps.policy;
   const scope = scopeOf(c.request);
@@ -150,9 +150,9 @@ async function openGoverned(c: ToolAnswerContext, handle: string): Promise<TaskR
     if (opened.outcome !== 'polled') return refuseRecord(c, opened.outcome);
     const { record, decision } = opened;
     if (record.backgroundCall === undefined) return refuseRecord(c, 'not_found');
-    if (decision.verdict === 'forward' || attempt >= MAX_EARLY_WAITS || tg.abort.aborted) return record;
+    if (decision.verdict === 'forward' || attempt >= MAX_EARLY_WAITS || request.abort.aborted) return record;
     if (decision.verdict === 'abusive') c.deps.observer.pollAbuse(record, ownerOf(c.request));
-    await pause(decision.retryAfterMs, tg.abort);
+    await pause(decision.retryAfterMs, request.abort);
   }
 }
 
@@ -175,8 +175,8 @@ async function delivered(c: ToolAnswerContext, record: TaskRecord): Promise<void
   if (record.backgroundCall === 'unread') c.metrics.backgroundCalls.inc({ upstream: record.upstream, outcome: 'delivered' });
 }
 
-function scopeOf(request: FastifyRequest): TaskScope {
-  return { owner: ownerOf(request), era: request.tg.mcp!.era, upstream: request.tg.route.pool.upstream };
+function scopeOf(request: TaskRequest): TaskScope {
+  return { owner: ownerOf(request), era: request.mcp!.era, upstream: request.route.pool.upstream };
 }
 
 /** Unknown, expired and foreign look the same to the caller; only the log and audit trail tell them apart. */
@@ -187,17 +187,17 @@ function refuse(c: ToolAnswerContext, reason: 'not_found' | 'denied'): ToolResul
 
 function refuseRecord(c: ToolAnswerContext, reason: 'not_found' | 'denied'): undefined {
   c.request.log.info({ rpcMethod: 'tools/call', reason, owner: ownerOf(c.request) }, 'background call lookup refused');
-  c.request.tg.taskOutcome = reason;
+  c.request.taskOutcome = reason;
   return undefined;
 }
 
 /** A tool result of the gateway's, in the request's era (2026: every result has a resultType). */
-export function toolAnswer(request: FastifyRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
-  const shaped = request.tg.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
+export function toolAnswer(request: TaskRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
+  const shaped = request.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: shaped } };
 }
 
 function unknown(c: ToolAnswerContext, answer: 'unknown'): ToolResult {
-  if (c.request.tg.taskOperation === 'get') c.metrics.backgroundStatusCalls.inc({ answer });
+  if (c.request.taskOperation === 'get') c.metrics.backgroundStatusCalls.inc({ answer });
   return unknownHandleText();
 }

@@ -5,7 +5,7 @@
  * `completed` task and a 2025 `failed` one. A backend that no longer knows the task (it
  * restarted, or its own TTL ran out first) ends it `failed`, saying so.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
@@ -26,12 +26,12 @@ export interface BackendView {
 }
 
 /** Asks the backend; throws the catalogue's 502/503/504 when it cannot be asked. */
-export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, record: TaskRecord): Promise<BackendView> {
-  const instance = request.tg.route.pool.findInstance(record.instance);
+export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, record: TaskRecord): Promise<BackendView> {
+  const instance = request.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   let answer;
   try {
-    answer = await callModern(request, instance, taskCall(record, 'tasks/get'), request.tg.abort);
+    answer = await callModern(request, instance, taskCall(record, 'tasks/get'), request.abort);
   } catch (error) {
     ctx.count(request, 'tasks/get', 'error');
     throw upstreamFailure(error);

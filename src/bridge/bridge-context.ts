@@ -1,5 +1,5 @@
 /** What the bridge's phases share: the generations learnt, logs, and its operation count. */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { BackendGenerations } from './backend-generations.js';
@@ -12,7 +12,7 @@ export interface BridgeContext {
   readonly metrics: GatewayMetrics;
   readonly generations: BackendGenerations;
   /** Counts one bridged operation (taskgate_bridge_operations_total) for the request's client era. */
-  count(request: FastifyRequest, method: string, outcome: 'ok' | 'error'): void;
+  count(request: TaskRequest, method: string, outcome: 'ok' | 'error'): void;
 }
 
 export function createBridgeContext(logger: Logger, metrics: GatewayMetrics, generations: BackendGenerations): BridgeContext {
@@ -21,9 +21,9 @@ export function createBridgeContext(logger: Logger, metrics: GatewayMetrics, gen
     metrics,
     generations,
     count(request, method, outcome) {
-      const modernClient = request.tg.mcp?.era === 'modern';
+      const modernClient = request.mcp?.era === 'modern';
       metrics.bridgeOperations.inc({
-        upstream: request.tg.route.pool.upstream,
+        upstream: request.route.pool.upstream,
         client: modernClient ? MODERN_LABEL : LEGACY_LABEL,
         backend: modernClient ? LEGACY_LABEL : MODERN_LABEL,
         method,

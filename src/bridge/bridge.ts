@@ -11,7 +11,7 @@
  * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
  * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
@@ -65,12 +65,12 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     ...MODERN_METHODS.map((method) => ({
       method,
       era: 'modern' as const,
-      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
+      takeOver: (deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message),
     })),
     ...LEGACY_METHODS.map((method) => ({
       method,
       era: 'legacy' as const,
-      takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeLegacyRequest(deps, request, message),
+      takeOver: (deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest) => this.takeLegacyRequest(deps, request, message),
     })),
   ];
   /**
@@ -78,7 +78,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
    * no task handle) has nothing a 2025-only backend could serve, and is refused here.
    */
   readonly lastMethodTakeovers: readonly MethodTakeover[] = [
-    { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
+    { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
   ];
 
   constructor(deps: BridgeDeps) {
@@ -100,25 +100,25 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     this.generations.close();
   }
 
-  async interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  async interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
-    if (request.tg.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
+    if (request.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
     // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
     // with an instance that serves 2026 tasks only.
-    const pool = request.tg.route.pool;
+    const pool = request.route.pool;
     const someModernOnly = asksTask && pool.instances.some((instance) => this.servesOnlyModern(request, instance));
     if (!someModernOnly && !this.refusesLegacy(request)) return undefined;
-    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
-    request.tg.instance = instance;
+    const instance = await selectInstanceFor(request, deps.store);
+    request.instance = instance;
     if (asksTask && this.servesOnlyModern(request, instance)) return createBridgedLegacyTask(this.ctx, deps, request, message, params, params.name, instance);
     return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
   }
 
-  filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean {
-    if (request.tg.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
-    const instance = request.tg.instance;
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
+    if (request.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+    const instance = request.instance;
     if (!instance || !this.servesOnlyModern(request, instance)) return false;
     if (method === 'initialize') return advertiseLegacyTasks(result);
     if (method === 'tools/list') return markToolsOptional(result);
@@ -126,18 +126,18 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
-  private async takeRequest(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
-    if (request.tg.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+  private async takeRequest(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    if (request.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
     // Asked of every instance before one is chosen: choosing moves the balancer, and a request
     // the bridge leaves alone must be balanced as if it had not looked.
     if (!this.refusesModern(request)) return undefined;
-    const pool = request.tg.route.pool;
+    const pool = request.route.pool;
     const instance = pool.selectInstance();
     if (!instance || !this.refusesModern(request, instance)) return undefined;
     return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
   }
 
-  async answer(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+  async answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
     if (record.era === 'modern') {
       switch (message.method) {
         case 'tasks/get':
@@ -162,7 +162,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     }
   }
 
-  takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
+  takeClientResponse(deps: StageDeps, request: TaskRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
     return takeInputAnswer(this.ctx, deps, request, route, message);
   }
 
@@ -208,29 +208,29 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     });
   }
 
-  private bridgesUpstream(request: FastifyRequest): boolean {
-    return request.tg.snapshot.config.upstreams[request.tg.route.pool.upstream]?.bridge !== 'off';
+  private bridgesUpstream(request: TaskRequest): boolean {
+    return request.route.config.bridge !== 'off';
   }
 
   /**
    * A 2025 client's request to a backend that refuses 2025 altogether (it answers only
    * 2026-07-28): the gateway answers it, speaking 2026 to the backend (legacy-requests.ts).
    */
-  private async takeLegacyRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  private async takeLegacyRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
-    const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+    const instance = await selectInstanceFor(request, deps.store);
     if (!this.refusesLegacy(request, instance)) return undefined;
-    request.tg.instance = instance;
+    request.instance = instance;
     return answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps));
   }
 
-  private legacyTasksOf(request: FastifyRequest, instance: Instance, deps: StageDeps): { modern: boolean; list: boolean } {
-    return { modern: this.generations.of(request.tg.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
+  private legacyTasksOf(request: TaskRequest, instance: Instance, deps: StageDeps): { modern: boolean; list: boolean } {
+    return { modern: this.generations.of(request.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
   }
 
   /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
-  private refusesLegacy(request: FastifyRequest, instance?: Instance): boolean {
-    const pool = request.tg.route.pool;
+  private refusesLegacy(request: TaskRequest, instance?: Instance): boolean {
+    const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
     return instances.every((candidate) => {
       const facts = this.generations.of(pool.upstream, candidate.url);
@@ -239,8 +239,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /** The instance (or, without one, every instance of the route's upstream) answers 2025 and refuses 2026. */
-  private refusesModern(request: FastifyRequest, instance?: Instance): boolean {
-    const pool = request.tg.route.pool;
+  private refusesModern(request: TaskRequest, instance?: Instance): boolean {
+    const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
     return instances.every((candidate) => {
       const facts = this.generations.of(pool.upstream, candidate.url);
@@ -249,8 +249,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
-  private servesOnlyModern(request: FastifyRequest, instance: Instance): boolean {
-    const facts = this.generations.of(request.tg.route.pool.upstream, instance.url);
+  private servesOnlyModern(request: TaskRequest, instance: Instance): boolean {
+    const facts = this.generations.of(request.route.pool.upstream, instance.url);
     return facts.modernTasks === true && facts.legacyTasks === false;
   }
 }

@@ -5,7 +5,7 @@
  * answered 202, as a 2025 server answers a response. The route names the task, and the task
  * must be the caller's: an id that reached someone else is dropped, as is an unknown one.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { ServerRequestRoute } from '../task-model/task-record.js';
@@ -16,20 +16,19 @@ import { callModern, taskCall } from './modern-call.js';
 
 const ACCEPTED: LocalAnswer = { status: 202, body: '' };
 
-export async function takeInputAnswer(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
+export async function takeInputAnswer(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (route.inputKey === undefined || route.handle === undefined) return undefined;
-  request.tg.answeredLocally = true;
   const record = await deps.store.getTask(route.handle);
   if (!record || record.kind !== 'bridged' || record.owner !== ownerOf(request)) {
     request.log.info({ reason: record ? 'denied' : 'not_found' }, 'an answer to a bridged task\'s question was dropped');
     return ACCEPTED;
   }
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.route.pool.findInstance(record.instance);
   if (!instance) return ACCEPTED;
   // An error instead of a result: the question is declined (the 2026 shape has no error answer).
   const answer: JsonObject = isObject(message.result) ? message.result : { action: 'cancel' };
   try {
-    const sent = await callModern(request, instance, taskCall(record, 'tasks/update', { inputResponses: { [route.inputKey]: answer } }), request.tg.abort);
+    const sent = await callModern(request, instance, taskCall(record, 'tasks/update', { inputResponses: { [route.inputKey]: answer } }), request.abort);
     ctx.count(request, 'tasks/update', sent.response?.result ? 'ok' : 'error');
   } catch (error) {
     ctx.count(request, 'tasks/update', 'error');

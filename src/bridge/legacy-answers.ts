@@ -8,7 +8,7 @@
  *                 and stays so whatever the backend does next (another 2025 MUST)
  * A task that ended is answered from the record: the backend is asked nothing more about it.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
@@ -21,21 +21,21 @@ import { callModern, taskCall } from './modern-call.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
-export async function answerLegacyGet(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerLegacyGet(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   let current = record;
   if (!isTerminalStatus(record.status)) {
     const view = await pollBackend(ctx, deps, request, record);
     const text = JSON.stringify(taskFromRecord(view.updated));
-    await learn(deps, record, view, { text, tag: request.tg.snapshotTag });
+    await learn(deps, record, view, { text, tag: request.snapshotTag });
     current = view.updated;
     ctx.count(request, 'tasks/get', 'ok');
   }
-  request.tg.statusSeen = current.status;
+  request.statusSeen = current.status;
   const text = JSON.stringify(taskFromRecord(current));
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}` };
 }
 
-export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   let current = record;
   if (!isTerminalStatus(current.status)) {
     // The record may lag: a task that ended meanwhile is refused like one known to have ended.
@@ -44,13 +44,13 @@ export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, re
     current = view.updated;
   }
   if (isTerminalStatus(current.status)) {
-    request.tg.statusSeen = current.status;
+    request.statusSeen = current.status;
     throw new GatewayError('TG_ERR_TASK_TERMINAL', { detail: `'${current.status}'` });
   }
-  const instance = request.tg.route.pool.findInstance(record.instance);
+  const instance = request.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   try {
-    const answer = await callModern(request, instance, taskCall(record, 'tasks/cancel'), request.tg.abort);
+    const answer = await callModern(request, instance, taskCall(record, 'tasks/cancel'), request.abort);
     if (!answer.response?.result) throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend did not acknowledge the cancel (HTTP ${answer.status})` });
   } catch (error) {
     ctx.count(request, 'tasks/cancel', 'error');
@@ -60,6 +60,6 @@ export async function answerLegacyCancel(ctx: BridgeContext, deps: StageDeps, re
   const cancelled: TaskRecord = { ...current, ...patch };
   await learn(deps, current, { patch, updated: cancelled });
   ctx.count(request, 'tasks/cancel', 'ok');
-  request.tg.statusSeen = 'cancelled';
+  request.statusSeen = 'cancelled';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: taskFromRecord(cancelled) } };
 }

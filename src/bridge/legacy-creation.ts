@@ -10,8 +10,8 @@
  *   - an MRTR input_required, which a 2025 client cannot answer by retrying, is refused.
  * Creation is counted before the backend works, as for any 2025 task request.
  */
-import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
+import type { TaskRequest } from '../tasks/task-request.js';
+import { GatewayError, toWireError } from '../errors.js';
 import { MODERN_VERSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -23,6 +23,7 @@ import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { mintHandle } from '../tasks/handle.js';
 import { countCreation, ownerOf } from '../tasks/task-context.js';
 import { readTask, recordedStatusMessage, taskFromRecord, wholeTtlMs } from '../tasks/task-shapes.js';
+import { classifyUpstreamError, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import type { BridgeContext } from './bridge-context.js';
 import { callModern, taskCall } from './modern-call.js';
 import type { RpcAnswer } from './rpc-exchange.js';
@@ -30,14 +31,13 @@ import type { RpcAnswer } from './rpc-exchange.js';
 export async function createBridgedLegacyTask(
   ctx: BridgeContext,
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   message: JsonRpcRequest,
   params: JsonObject,
   tool: string,
   instance: Instance,
 ): Promise<LocalAnswer> {
-  const tg = request.tg;
-  tg.toolName = tool.slice(0, 128);
+  request.toolName = tool.slice(0, 128);
   const owner = ownerOf(request);
   await countCreation(deps, owner);
   const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
@@ -51,7 +51,7 @@ export async function createBridgedLegacyTask(
   }
   let answer: RpcAnswer;
   try {
-    answer = await callModern(request, instance, { method: 'tools/call', params: plain, name: tool }, tg.abort);
+    answer = await callModern(request, instance, { method: 'tools/call', params: plain, name: tool }, request.abort);
   } catch (error) {
     ctx.count(request, 'tools/call', 'error');
     throw upstreamFailure(error);
@@ -83,7 +83,7 @@ export async function createBridgedLegacyTask(
 async function registerBridgedTask(
   ctx: BridgeContext,
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   message: JsonRpcRequest,
   result: JsonObject,
   tool: string,
@@ -108,7 +108,7 @@ async function registerBridgedTask(
   }
   if (created !== 'created') {
     cancelRefused(ctx, request, withMessage, instance);
-    tg(request).taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     throw refusal(deps, created);
   }
   announce(ctx, deps, request, withMessage);
@@ -118,7 +118,7 @@ async function registerBridgedTask(
 
 function newRecord(
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   tool: string,
   instance: Instance,
   ttlMs: number,
@@ -127,14 +127,13 @@ function newRecord(
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const handle = mintHandle();
-  const t = tg(request);
   return {
     handle,
     kind: what.kind,
     owner: ownerOf(request),
-    upstream: t.route.pool.upstream,
+    upstream: request.route.pool.upstream,
     instance: instance.url,
-    upstreamPath: t.route.upstreamPath,
+    upstreamPath: request.route.upstreamPath,
     upstreamTaskId: what.upstreamTaskId ?? handle,
     // The client's era: what its handle answers in, and what tasks/list shows it in.
     era: 'legacy',
@@ -149,22 +148,18 @@ function newRecord(
     pollIntervalMs: enforcedInterval(what.pollIntervalMs, deps.policy.poll.floor, deps.policy.poll.default),
     status: what.status,
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
-    ...(t.trace ? { traceparent: t.trace.taskLink() } : undefined),
+    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
   };
 }
 
-function tg(request: FastifyRequest): FastifyRequest['tg'] {
-  return request.tg;
-}
-
-function announce(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, record: TaskRecord): void {
-  request.tg.createdTask = record;
+function announce(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, record: TaskRecord): void {
+  request.createdTask = record;
   deps.observer.created(record);
   ctx.logger.debug({ upstream: record.upstream, tool: record.tool, kind: record.kind }, 'a 2025-11-25 task bridged to a 2026-07-28 backend');
 }
 
 /** The backend made a task no client can reach: cancelled there, best effort. */
-function cancelRefused(ctx: BridgeContext, request: FastifyRequest, record: TaskRecord, instance: Instance): void {
+function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRecord, instance: Instance): void {
   callModern(request, instance, taskCall(record, 'tasks/cancel')).catch((error: unknown) => {
     ctx.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused bridged task upstream');
   });
@@ -182,10 +177,7 @@ export function withoutResultType(result: JsonObject): JsonObject {
   return rest;
 }
 
+/** A failed backend call as the client's answer (upstream/upstream-failure.ts classifies it). */
 export function upstreamFailure(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  const code = (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') return new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { cause: error });
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { cause: error });
-  return new GatewayError('TG_ERR_BAD_GATEWAY', { cause: error });
+  return toWireError(error) ?? new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }

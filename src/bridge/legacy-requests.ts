@@ -14,7 +14,7 @@
  * Notifications and GET streams reach the backend as they are (a 2026 server acknowledges the
  * first and answers the second 405, which 2025 clients take as "no stream").
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -30,7 +30,7 @@ export const LEGACY_METHODS = ['initialize', 'ping', 'tools/list', 'prompts/list
 const KNOWN_VERSIONS = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
 const NAMED_BY: Record<string, string> = { 'prompts/get': 'name', 'resources/read': 'uri', 'tools/call': 'name' };
 
-export async function answerLegacyRequest(ctx: BridgeContext, request: FastifyRequest, message: JsonRpcRequest, instance: Instance, tasks: { modern: boolean; list: boolean }): Promise<LocalAnswer> {
+export async function answerLegacyRequest(ctx: BridgeContext, request: TaskRequest, message: JsonRpcRequest, instance: Instance, tasks: { modern: boolean; list: boolean }): Promise<LocalAnswer> {
   const modernTasks = tasks.modern;
   if (message.method === 'ping') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: {} } };
   if (message.method === 'initialize') return initialize(ctx, request, message, instance, tasks);
@@ -40,7 +40,7 @@ export async function answerLegacyRequest(ctx: BridgeContext, request: FastifyRe
   const value = name === undefined ? undefined : params[name];
   let answer;
   try {
-    answer = await callModern(request, instance, { method: message.method, params, ...(typeof value === 'string' ? { name: value } : {}) }, request.tg.abort);
+    answer = await callModern(request, instance, { method: message.method, params, ...(typeof value === 'string' ? { name: value } : {}) }, request.abort);
   } catch (error) {
     ctx.count(request, message.method, 'error');
     throw upstreamFailure(error);
@@ -64,10 +64,10 @@ export async function answerLegacyRequest(ctx: BridgeContext, request: FastifyRe
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: rest } };
 }
 
-async function initialize(ctx: BridgeContext, request: FastifyRequest, message: JsonRpcRequest, instance: Instance, tasks: { modern: boolean; list: boolean }): Promise<LocalAnswer> {
+async function initialize(ctx: BridgeContext, request: TaskRequest, message: JsonRpcRequest, instance: Instance, tasks: { modern: boolean; list: boolean }): Promise<LocalAnswer> {
   let answer;
   try {
-    answer = await callModern(request, instance, { method: 'server/discover', params: {} }, request.tg.abort);
+    answer = await callModern(request, instance, { method: 'server/discover', params: {} }, request.abort);
   } catch (error) {
     throw upstreamFailure(error);
   }

@@ -8,8 +8,8 @@
  * to the backend as tasks/update (client-answers.ts).
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
-import { GatewayError, renderErrorBody } from '../errors.js';
+import type { TaskRequest } from '../tasks/task-request.js';
+import { GatewayError, renderErrorBody, toWireError } from '../errors.js';
 import { RELATED_TASK_META } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -28,7 +28,7 @@ const KEEPALIVE_MS = 15_000;
 /** The backend is asked at least this far apart, whatever interval it asks for. */
 const MIN_POLL_MS = 100;
 
-export async function answerLegacyResult(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerLegacyResult(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   if (record.status === 'cancelled') return { status: 200, body: finalAnswer(message, record, undefined) };
   const view = await pollBackend(ctx, deps, request, record);
   await learn(deps, record, view);
@@ -43,7 +43,7 @@ export async function answerLegacyResult(ctx: BridgeContext, deps: StageDeps, re
   };
 }
 
-function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, first: BackendView): PassThrough {
+function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, first: BackendView): PassThrough {
   const stream = new PassThrough();
   const asked = new Set<string>();
   let done = false;
@@ -92,7 +92,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: FastifyR
     if (done) return;
     timer = setTimeout(() => {
       next().catch((error: unknown) => {
-        request.log.warn({ err: error instanceof GatewayError ? error.code : error }, 'a bridged tasks/result could not reach the backend; trying again');
+        request.log.warn({ err: toWireError(error)?.code ?? error }, 'a bridged tasks/result could not reach the backend; trying again');
         schedule(Math.max(1000, record.pollIntervalMs));
       });
     }, ms);
@@ -101,7 +101,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: FastifyR
   // A cancel (any replica) is heard at once rather than at the next poll.
   const unsubscribe = deps.store.events.subscribe(record.handle, () => schedule(0));
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.abort.once('abort', finish);
   step(first).catch(() => schedule(1000));
   return stream;
 }
@@ -122,8 +122,8 @@ async function relayQuestions(ctx: BridgeContext, deps: StageDeps, record: TaskR
 }
 
 /** The final answer, counted; a read-once task is forgotten once it went out. */
-async function deliver(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, view: BackendView): Promise<unknown> {
-  request.tg.statusSeen = view.updated.status;
+async function deliver(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, view: BackendView): Promise<unknown> {
+  request.statusSeen = view.updated.status;
   ctx.count(request, 'tasks/result', 'ok');
   const answer = finalAnswer(message, view.updated, view.detailed);
   if (view.updated.readOnce) {

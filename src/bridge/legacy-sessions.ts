@@ -7,7 +7,7 @@
  * for new work, and the tasks it held end failed, saying so (backend-poll.ts). Sessions are
  * kept for as long as the gateway runs: the tasks in them need them for their whole lifetime.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
@@ -32,7 +32,7 @@ export class LegacySessions {
   private readonly sessions = new Map<string, Promise<LegacySession>>();
 
   /** The principal's session on `instance`, opened if there is none (yet, or any more). */
-  sessionFor(request: FastifyRequest, instance: Instance): Promise<LegacySession> {
+  sessionFor(request: TaskRequest, instance: Instance): Promise<LegacySession> {
     const name = sessionKey(request, instance);
     let session = this.sessions.get(name);
     if (!session) {
@@ -52,7 +52,7 @@ export class LegacySessions {
    * `method` in the principal's session; a session the backend no longer knows (404) is
    * opened again once. The answer and the session it was sent in.
    */
-  async call(request: FastifyRequest, instance: Instance, method: string, params: JsonObject, options?: ExchangeOptions): Promise<{ answer: RpcAnswer; session: LegacySession }> {
+  async call(request: TaskRequest, instance: Instance, method: string, params: JsonObject, options?: ExchangeOptions): Promise<{ answer: RpcAnswer; session: LegacySession }> {
     for (let attempt = 0; ; attempt++) {
       const session = await this.sessionFor(request, instance);
       const answer = await callInSession(request, instance, session, method, params, options);
@@ -61,7 +61,7 @@ export class LegacySessions {
     }
   }
 
-  private forget(request: FastifyRequest, instance: Instance, session: LegacySession): void {
+  private forget(request: TaskRequest, instance: Instance, session: LegacySession): void {
     const name = sessionKey(request, instance);
     void this.sessions.get(name)?.then((held) => {
       if (held === session && this.sessions.get(name)) this.sessions.delete(name);
@@ -72,7 +72,7 @@ export class LegacySessions {
 
 /** `method` in `session` (a task's recorded one, or the principal's). */
 export function callInSession(
-  request: FastifyRequest,
+  request: TaskRequest,
   instance: Instance,
   session: Pick<LegacySession, 'id' | 'version'>,
   method: string,
@@ -84,11 +84,11 @@ export function callInSession(
   headers['mcp-protocol-version'] = session.version;
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
   const id = newRequestId();
-  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.tg.abort, options);
+  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.abort, options);
 }
 
 /** POSTs a JSON-RPC response (the answer to a backend's question) in `session`. */
-export async function answerInSession(request: FastifyRequest, instance: Instance, session: Pick<LegacySession, 'id' | 'version'>, id: string | number, result: JsonObject): Promise<number> {
+export async function answerInSession(request: TaskRequest, instance: Instance, session: Pick<LegacySession, 'id' | 'version'>, id: string | number, result: JsonObject): Promise<number> {
   const headers = backendHeaders(request, instance);
   headers['mcp-protocol-version'] = session.version;
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
@@ -97,7 +97,7 @@ export async function answerInSession(request: FastifyRequest, instance: Instanc
   return answer.status;
 }
 
-async function openSession(request: FastifyRequest, instance: Instance): Promise<LegacySession> {
+async function openSession(request: TaskRequest, instance: Instance): Promise<LegacySession> {
   const headers = backendHeaders(request, instance);
   const id = newRequestId();
   // Elicitation is declared so that a task's questions can be relayed (as 2026 inputRequests).
@@ -115,6 +115,6 @@ async function openSession(request: FastifyRequest, instance: Instance): Promise
   return session;
 }
 
-function sessionKey(request: FastifyRequest, instance: Instance): string {
-  return `${request.tg.route.pool.upstream}\u0000${instance.url}\u0000${ownerOf(request)}`;
+function sessionKey(request: TaskRequest, instance: Instance): string {
+  return `${request.route.pool.upstream}\u0000${instance.url}\u0000${ownerOf(request)}`;
 }

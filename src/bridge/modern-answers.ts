@@ -11,7 +11,7 @@
  *   tasks/update  each answer goes to the backend's session as the response to its question
  *   tasks/cancel  2025 tasks/cancel in the session; always acknowledged
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { RELATED_TASK_META } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
@@ -40,12 +40,12 @@ const ACK = (message: JsonRpcRequest): LocalAnswer => ({ status: 200, body: { js
 /** Asks the backend one 2025 method about the task: its JSON-RPC response, if it sent one. */
 type Ask = (method: 'tasks/get' | 'tasks/result', params: JsonObject) => Promise<JsonRpcResponse | undefined>;
 
-export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const instance = instanceOf(request, record);
   const ask: Ask = async (method, params) => (await inSession(ctx, request, instance, record, method, params)).response;
   const questions = () => questionsOf(ctx, deps, request, instance, record);
-  const { text, updated } = await learnFromBackend(deps, record, ask, questions, request.tg.snapshotTag);
-  request.tg.statusSeen = updated.status;
+  const { text, updated } = await learnFromBackend(deps, record, ask, questions, request.snapshotTag);
+  request.statusSeen = updated.status;
   ctx.count(request, 'tasks/get', 'ok');
   if (updated.readOnce && (updated.status === 'completed' || updated.status === 'failed')) {
     await deps.store.deleteTask(updated.handle);
@@ -130,7 +130,7 @@ async function shownQuestions(deps: StageDeps, record: TaskRecord): Promise<Json
  * tasks/result read releases, each under a key of the gateway's whose route (in the store)
  * says where its answer goes. `final`: the read brought the task's end instead.
  */
-async function questionsOf(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, instance: Instance, record: TaskRecord): Promise<{ asked: JsonObject } | { final: RpcAnswer }> {
+async function questionsOf(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, instance: Instance, record: TaskRecord): Promise<{ asked: JsonObject } | { final: RpcAnswer }> {
   const shown = await shownQuestions(deps, record);
   if (shown) return { asked: shown };
   const asked: JsonObject = {};
@@ -159,7 +159,7 @@ async function questionsOf(ctx: BridgeContext, deps: StageDeps, request: Fastify
   return { asked };
 }
 
-export async function answerModernUpdate(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerModernUpdate(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const params = isObject(message.params) ? message.params : {};
   const responses = isObject(params.inputResponses) ? params.inputResponses : {};
   const instance = instanceOf(request, record);
@@ -174,7 +174,7 @@ export async function answerModernUpdate(ctx: BridgeContext, deps: StageDeps, re
   return ACK(message);
 }
 
-export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   if (!isTerminalStatus(record.status)) {
     const instance = instanceOf(request, record);
     const answer = await inSession(ctx, request, instance, record, 'tasks/cancel', { taskId: record.upstreamTaskId }).catch(() => undefined);
@@ -182,7 +182,7 @@ export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, re
     if (fields?.status === 'cancelled') {
       const updated = { ...record, ...nextState(deps.policy, record, fields) };
       await learn(deps, record, { patch: diff(record, updated), updated });
-      request.tg.statusSeen = 'cancelled';
+      request.statusSeen = 'cancelled';
     }
     ctx.count(request, 'tasks/cancel', fields ? 'ok' : 'error');
   }
@@ -190,7 +190,7 @@ export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, re
   return ACK(message);
 }
 
-async function inSession(ctx: BridgeContext, request: FastifyRequest, instance: Instance, record: TaskRecord, method: string, params: JsonObject): Promise<RpcAnswer> {
+async function inSession(ctx: BridgeContext, request: TaskRequest, instance: Instance, record: TaskRecord, method: string, params: JsonObject): Promise<RpcAnswer> {
   try {
     return await callInSession(request, instance, sessionOf(record), method, params);
   } catch (error) {
@@ -209,8 +209,8 @@ function sessionOf(record: TaskRecord): { id?: string; version: string } {
   return { id: record.upstreamSession, version: record.protocolVersion ?? '2025-11-25' };
 }
 
-function instanceOf(request: FastifyRequest, record: TaskRecord): Instance {
-  const instance = request.tg.route.pool.findInstance(record.instance);
+function instanceOf(request: TaskRequest, record: TaskRecord): Instance {
+  const instance = request.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
   return instance;
 }

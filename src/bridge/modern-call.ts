@@ -5,13 +5,12 @@
  * headers exactly as a forwarded request of the same client would carry them (never the
  * client's token, never its 2025 session).
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Dispatcher } from 'undici';
 import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { Instance } from '../routing/balancer.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
 import { modernEnvelope } from './generation-probe.js';
 import { encodeHeaderValue, exchange, newRequestId, type ExchangeOptions, type RpcAnswer } from './rpc-exchange.js';
 
@@ -32,23 +31,13 @@ export function taskCall(record: TaskRecord, method: 'tasks/get' | 'tasks/cancel
  * The headers a forwarded request of `request`'s client would carry to `instance`, without
  * any of the protocol's own (the caller sets those for the generation it speaks).
  */
-export function backendHeaders(request: FastifyRequest, instance: Instance): Record<string, string> {
-  const endpoint = request.tg.route.endpoints.get(instance.url) ?? new URL(instance.url);
-  const headers = copyRequestHeaders(request.headers);
-  for (const name of Object.keys(headers)) if (name.startsWith('mcp-') || name === 'last-event-id' || name === 'content-length') delete headers[name];
-  headers.host = endpoint.host;
-  buildUpstreamRequestHeaders(request, headers);
-  // buildUpstreamRequestHeaders applies the tasks stage's overrides: none belongs here.
-  delete headers['mcp-session-id'];
-  delete headers['mcp-name'];
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') flat[name] = value;
-  return flat;
+export function backendHeaders(request: TaskRequest, instance: Instance): Record<string, string> {
+  return request.route.callHeadersFor(request, instance);
 }
 
 /** POSTs one JSON-RPC request of the bridge's to `instance` on the request's route, and reads the answer. */
 export async function sendToInstance(
-  request: FastifyRequest,
+  request: TaskRequest,
   instance: Instance,
   id: string,
   body: string,
@@ -56,14 +45,12 @@ export async function sendToInstance(
   signal?: Dispatcher.RequestOptions['signal'],
   options: ExchangeOptions = {},
 ): Promise<RpcAnswer> {
-  const tg = request.tg;
-  const route = tg.route;
+  const route = request.route;
   const endpoint = route.endpoints.get(instance.url) ?? new URL(instance.url);
-  const { maxResponseBytes, maxSseEventBytes } = tg.snapshot.config.limits;
-  const upstream = tg.snapshot.config.upstreams[route.pool.upstream];
-  const timeoutMs = upstream ? upstream.timeouts.headers + upstream.timeouts.body : 60_000;
+  const { maxResponseBytes, maxSseEventBytes } = request.route.limits;
+  const timeoutMs = route.callTimeoutMs;
   // Held open by the snapshot's count like a forwarded request: a reload cannot close the agent under it.
-  const leave = tg.snapshot.inFlight.enter();
+  const leave = request.route.inFlight.enter();
   try {
     return await exchange(
       { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search },
@@ -81,7 +68,7 @@ export async function sendToInstance(
 
 /** Sends `method` with `params` (the envelope added) to `instance`, as `request`'s client. */
 export async function callModern(
-  request: FastifyRequest,
+  request: TaskRequest,
   instance: Instance,
   call: { method: string; params: JsonObject; name?: string },
   signal?: Dispatcher.RequestOptions['signal'],

@@ -6,7 +6,7 @@
  * the session the task lives in. A backend that answers plainly instead is relayed as the plain
  * result it is (a 2026 server decides per call). Creation is counted before the backend works.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -26,16 +26,15 @@ export async function createBridgedModernTask(
   ctx: BridgeContext,
   sessions: LegacySessions,
   deps: StageDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   message: JsonRpcRequest,
   params: JsonObject,
   tool: string,
   instance: Instance,
 ): Promise<LocalAnswer> {
-  const tg = request.tg;
-  tg.toolName = tool.slice(0, 128);
-  tg.declaresTasks = true;
-  tg.instance = instance;
+  request.toolName = tool.slice(0, 128);
+  request.declaresTasks = true;
+  request.instance = instance;
   await countCreation(deps, ownerOf(request));
   const ttlMs = wholeTtlMs(Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max, deps.policy.ttl.default));
   let answer: RpcAnswer;
@@ -80,28 +79,27 @@ export async function createBridgedModernTask(
   }
   if (created !== 'created') {
     cancelRefused(ctx, request, withStatus, instance);
-    tg.taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     throw created === 'owner-limit'
       ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
       : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });
   }
-  tg.createdTask = withStatus;
+  request.createdTask = withStatus;
   deps.observer.created(withStatus);
   ctx.count(request, 'tools/call', 'ok');
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'task', ...taskFromRecord(withStatus) } } };
 }
 
-function newRecord(deps: StageDeps, request: FastifyRequest, tool: string, instance: Instance, session: LegacySession, upstreamTaskId: string, ttlMs: number, pollIntervalMs: number | undefined): TaskRecord {
-  const tg = request.tg;
+function newRecord(deps: StageDeps, request: TaskRequest, tool: string, instance: Instance, session: LegacySession, upstreamTaskId: string, ttlMs: number, pollIntervalMs: number | undefined): TaskRecord {
   const now = Date.now();
   const iso = new Date(now).toISOString();
   return {
     handle: mintHandle(),
     kind: 'bridged',
     owner: ownerOf(request),
-    upstream: tg.route.pool.upstream,
+    upstream: request.route.pool.upstream,
     instance: instance.url,
-    upstreamPath: tg.route.upstreamPath,
+    upstreamPath: request.route.upstreamPath,
     upstreamTaskId,
     era: 'modern',
     tool,
@@ -116,11 +114,11 @@ function newRecord(deps: StageDeps, request: FastifyRequest, tool: string, insta
     pollIntervalMs: enforcedInterval(pollIntervalMs, deps.policy.poll.floor, deps.policy.poll.default),
     status: 'working',
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
-    ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
   };
 }
 
-function cancelRefused(ctx: BridgeContext, request: FastifyRequest, record: TaskRecord, instance: Instance): void {
+function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRecord, instance: Instance): void {
   callInSession(request, instance, { id: record.upstreamSession, version: record.protocolVersion ?? '2025-11-25' }, 'tasks/cancel', { taskId: record.upstreamTaskId }).catch((error: unknown) => {
     ctx.logger.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused bridged task upstream');
   });

@@ -14,7 +14,7 @@
  * requests, and MRTR needs the server's cooperation): it is declined at once, so the call ends.
  * Everything else is refused with TG_ERR_NOT_BRIDGED, never sent to a backend that cannot read it.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import { CLIENT_CAPABILITIES_META, declaresTasksExtension, MODERN_VERSION, PROTOCOL_VERSION_META, TASKS_EXTENSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
@@ -31,14 +31,14 @@ const RELAYED = new Set(['tools/list', 'prompts/list', 'prompts/get', 'resources
 const CACHEABLE = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/read', 'resources/templates/list']);
 const ENVELOPE_KEYS = [PROTOCOL_VERSION_META, CLIENT_CAPABILITIES_META, 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/logLevel', 'progressToken'];
 
-export async function answerModernRequest(ctx: BridgeContext, sessions: LegacySessions, deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer | undefined> {
+export async function answerModernRequest(ctx: BridgeContext, sessions: LegacySessions, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer | undefined> {
   const method = message.method;
   if (method.startsWith('tasks/')) return undefined; // the stage's: a bridged record comes back to this room
   if (method === 'server/discover') return discover(ctx, sessions, request, message, instance);
   if (method === 'tools/call') {
     const params = isObject(message.params) ? message.params : {};
     const tool = typeof params.name === 'string' ? params.name : '';
-    const support = ctx.generations.of(request.tg.route.pool.upstream, instance.url).legacyTools?.[tool];
+    const support = ctx.generations.of(request.route.pool.upstream, instance.url).legacyTools?.[tool];
     const declared = declaresTasksExtension(message);
     if (declared && (support === 'optional' || support === 'required')) {
       return createBridgedModernTask(ctx, sessions, deps, request, message, legacyParams(params), tool, instance);
@@ -52,7 +52,7 @@ export async function answerModernRequest(ctx: BridgeContext, sessions: LegacySe
   throw new GatewayError('TG_ERR_NOT_BRIDGED', { data: { reason: `${method} has no 2025-11-25 form the gateway carries to this backend` } });
 }
 
-async function discover(ctx: BridgeContext, sessions: LegacySessions, request: FastifyRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer> {
+async function discover(ctx: BridgeContext, sessions: LegacySessions, request: TaskRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer> {
   let session;
   try {
     session = await sessions.sessionFor(request, instance);
@@ -64,7 +64,7 @@ async function discover(ctx: BridgeContext, sessions: LegacySessions, request: F
   // 2025-only keys (tasks, the session's logging) have no place in 2026 capabilities.
   const capabilities: JsonObject = {};
   for (const key of ['tools', 'prompts', 'resources', 'completions', 'experimental'] as const) if (declared[key] !== undefined) capabilities[key] = declared[key];
-  if (ctx.generations.of(request.tg.route.pool.upstream, instance.url).legacyTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+  if (ctx.generations.of(request.route.pool.upstream, instance.url).legacyTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
   const result: JsonObject = { resultType: 'complete', supportedVersions: [MODERN_VERSION], capabilities, ttlMs: 0, cacheScope: 'private' };
   if (typeof init.instructions === 'string') result.instructions = init.instructions;
   if (isObject(init.serverInfo)) result._meta = { 'io.modelcontextprotocol/serverInfo': init.serverInfo };
@@ -72,7 +72,7 @@ async function discover(ctx: BridgeContext, sessions: LegacySessions, request: F
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 
-async function relay(ctx: BridgeContext, sessions: LegacySessions, request: FastifyRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer> {
+async function relay(ctx: BridgeContext, sessions: LegacySessions, request: TaskRequest, message: JsonRpcRequest, instance: Instance): Promise<LocalAnswer> {
   const params = legacyParams(isObject(message.params) ? message.params : {});
   let answer: RpcAnswer;
   try {

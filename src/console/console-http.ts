@@ -7,8 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { FastifyReply } from 'fastify';
-import { describeError, GatewayError } from '../errors.js';
-import { StoreUnavailableError } from '../store/store-unavailable.js';
+import { describeError, GatewayError, toWireError } from '../errors.js';
 
 /** No inline script or style, nothing from elsewhere, no framing, no form posts, no plugins. */
 export const CONTENT_SECURITY_POLICY = [
@@ -39,7 +38,7 @@ export interface ConsoleErrorBody {
 
 /** The console's error answer: the catalogue's code, status and message (docs/errors.md). */
 export function errorAnswer(error: unknown): { status: number; headers: Record<string, string>; body: ConsoleErrorBody; known: boolean } {
-  const known = error instanceof GatewayError ? error : error instanceof StoreUnavailableError ? new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }) : undefined;
+  const known = toWireError(error);
   const gatewayError = known ?? new GatewayError('TG_ERR_INTERNAL', { cause: error });
   const description = describeError(gatewayError.code);
   return {

@@ -7,21 +7,39 @@
  * the tasks stage or the backend.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditConfig } from '../config/sections/audit.js';
 import type { ToolLimitsConfig } from '../config/sections/tool-limits.js';
 import { GatewayError } from '../errors.js';
+import type { Era } from '../mcp/era.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
+import type { LimitRefusal } from '../observability/exchange-facts.js';
+import type { RequestLog } from '../observability/logger.js';
+import type { InFlight } from '../lifecycle/in-flight.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
 import { CallHold } from './call-hold.js';
 
-/** What the stage refused a request for, for the audit trail and metrics. */
-export interface LimitRefusal {
-  readonly limit: 'rate' | 'concurrency' | 'suspended';
-  readonly scope: 'global' | 'tool' | 'tasks';
+export type { LimitRefusal };
+
+/** What the stage reads of a request, and the refusal it reports (for the audit trail and metrics). */
+export interface LimitedRequest {
+  readonly mcp?: { readonly era: Era; readonly message: McpMessage | undefined };
+  /** Opaque, stable key of the principal; undefined without authentication. */
+  readonly principalKey?: string;
+  readonly log: RequestLog;
+  /** The count of work on the request's policy snapshot, which a held call stays in. */
+  readonly route: { readonly inFlight: InFlight };
+  limitRefusal?: LimitRefusal;
 }
+
+/**
+ * A tools/call admitted with a concurrency slot, for the pipeline to give back when the
+ * client's response closes: 2026-07-28, `release` (a closed stream is the call's
+ * cancellation); 2025, `hold`, which its upstream requests take their signal from and which
+ * gives the slot back once the backend has answered too (call-hold.ts).
+ */
+export type Admission = { readonly kind: 'release'; readonly release: () => void } | { readonly kind: 'hold'; readonly hold: CallHold };
 
 export interface LimitsStageDeps {
   readonly limits: LimitStore;
@@ -83,24 +101,24 @@ export class LimitsStage {
   }
 
   /**
-   * Admits the request, or rejects with the 429 to answer with; a tools/call slot is given
-   * back when the answer ends (2025: and the backend's, call-hold.ts). Undefined (nothing to
-   * wait for) when no limit applies, so requests no limit concerns do not pay for a promise.
+   * Admits the request, or rejects with the 429 to answer with; a tools/call that took a
+   * concurrency slot resolves to its Admission. Undefined (nothing to wait for) when no limit
+   * applies, so requests no limit concerns do not pay for a promise.
    */
-  admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-    const message = request.tg.mcp?.message;
+  admit(request: LimitedRequest): Promise<Admission | undefined> | undefined {
+    const message = request.mcp?.message;
     if (message?.kind !== 'request') return undefined;
     if (message.method === 'tools/call') {
       const name = (message.params as { name?: unknown } | undefined)?.name;
       const rules = (typeof name === 'string' && this.byTool.get(name)) || this.global;
-      return rules.rates.length === 0 && rules.slots.length === 0 ? undefined : this.admitToolCall(request, reply, rules);
+      return rules.rates.length === 0 && rules.slots.length === 0 ? undefined : this.admitToolCall(request, rules);
     }
-    if (this.suspends && (message.method.startsWith('tasks/') || namesTaskHandles(message.method, message.params))) return this.checkSuspension(request);
+    if (this.suspends && (message.method.startsWith('tasks/') || namesTaskHandles(message.method, message.params))) return this.checkSuspension(request).then(() => undefined);
     return undefined;
   }
 
-  private async admitToolCall(request: FastifyRequest, reply: FastifyReply, rules: CompiledRules): Promise<void> {
-    const owner = request.tg.principalKey ?? ANONYMOUS;
+  private async admitToolCall(request: LimitedRequest, rules: CompiledRules): Promise<Admission | undefined> {
+    const owner = request.principalKey ?? ANONYMOUS;
     const slotId = randomUUID();
     const now = Date.now();
     const verdict = await this.deps.limits.acquire({ owner, rates: rules.rates, slots: rules.slots, slotId, slotTtlMs: this.policy.slotTtl, now });
@@ -113,7 +131,7 @@ export class LimitsStage {
         ...(rate ? { max: rate.limit, windowMs: rate.windowMs } : { max: rules.slots[verdict.index]!.max }),
       });
     }
-    if (rules.slots.length === 0) return;
+    if (rules.slots.length === 0) return undefined;
     const slotKeys = rules.slots.map((rule) => rule.key);
     const release = () => {
       // A slot not given back lapses after toolLimits.slotTtl; nothing else waits on this.
@@ -121,17 +139,12 @@ export class LimitsStage {
         request.log.warn({ err: error }, 'could not give back a tools/call concurrency slot; it lapses after toolLimits.slotTtl');
       });
     };
-    if (request.tg.mcp?.era !== 'legacy') {
-      // 2026-07-28: a closed stream is the call's cancellation. The client's hang-up closes the
-      // upstream request (proxy-route.ts, before this listener runs), then the slot goes back.
-      reply.raw.once('close', release);
-      return;
-    }
+    // 2026-07-28: a closed stream is the call's cancellation. The client's hang-up closes the
+    // upstream request first, then the slot goes back.
+    if (request.mcp?.era !== 'legacy') return { kind: 'release', release };
     // 2025: the backend runs on after a hang-up, so the slot waits for its answer.
-    const inFlight = request.tg.snapshot.inFlight;
-    const hold = new CallHold({ release, lapsesAt: now + this.policy.slotTtl, holds: this.holds, enterSnapshot: () => inFlight.enter() });
-    request.tg.callHold = hold;
-    reply.raw.once('close', () => hold.responseClosed());
+    const inFlight = request.route.inFlight;
+    return { kind: 'hold', hold: new CallHold({ release, lapsesAt: now + this.policy.slotTtl, holds: this.holds, enterSnapshot: () => inFlight.enter() }) };
   }
 
   /** Shutdown: the calls still held for their backend's answer are cut, their slots given back. */
@@ -139,8 +152,8 @@ export class LimitsStage {
     for (const hold of [...this.holds]) hold.cut();
   }
 
-  private async checkSuspension(request: FastifyRequest): Promise<void> {
-    const owner = request.tg.principalKey ?? ANONYMOUS;
+  private async checkSuspension(request: LimitedRequest): Promise<void> {
+    const owner = request.principalKey ?? ANONYMOUS;
     const now = Date.now();
     const known = this.suspensions.get(owner, now);
     const left = known === undefined ? await this.deps.limits.suspendedFor(owner, now) : known - now;
@@ -148,8 +161,8 @@ export class LimitsStage {
     if (left > 0) throw this.refuse(request, { limit: 'suspended', scope: 'tasks' }, left, { limit: 'suspended', retryAfterMs: left });
   }
 
-  private refuse(request: FastifyRequest, refusal: LimitRefusal, retryAfterMs: number, data: Record<string, unknown>): GatewayError {
-    request.tg.limitRefusal = refusal;
+  private refuse(request: LimitedRequest, refusal: LimitRefusal, retryAfterMs: number, data: Record<string, unknown>): GatewayError {
+    request.limitRefusal = refusal;
     this.deps.metrics.limitRejections.inc({ limit: refusal.limit, scope: refusal.scope });
     const detail =
       refusal.limit === 'suspended'

@@ -2,7 +2,7 @@
  * pino options for the general log. Credentials are redacted by pino itself (fast-redact),
  * both in request headers and anywhere an error object might carry them.
  */
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import pino, { type BaseLogger, type Logger, type LoggerOptions } from 'pino';
 import type { LoggingConfig } from '../config/index.js';
 
 // Explicit paths only: a wildcard makes the redactor walk every object of every line, which
@@ -115,3 +115,6 @@ export function writeInfoLine(log: { info(fields: object, msg: string): void }, 
   const members = body.length > 2 ? `,${body.slice(1, -1)}` : '';
   (own[streamSym] as pino.DestinationStream).write(`{"level":30${isoTimestamp()}${own[chindingsSym] as string}${members},"msg":${JSON.stringify(msg)}}\n`);
 }
+
+/** What a stage writes to a request's log (fastify's request logger is one). */
+export type RequestLog = Pick<BaseLogger, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>;

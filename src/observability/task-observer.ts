@@ -2,7 +2,6 @@
  * Where the tasks stage reports what happened to tasks: task metrics, the audit trail and the
  * detectors (DESIGN.md §6). The stage calls it; it never changes an answer.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuditConfig } from '../config/sections/audit.js';
 import type { LimitStore } from '../store/limit-store.js';
@@ -10,6 +9,7 @@ import { TtlMap } from '../lifecycle/ttl-map.js';
 import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
 import type { AuditEvent, AuditEventName, AuditLog } from './audit.js';
 import type { HandleHasher } from './handle-hash.js';
+import type { ExchangeRecord } from './exchange-facts.js';
 import type { GatewayMetrics } from './metrics.js';
 import { PrincipalActivity } from './principal-activity.js';
 
@@ -80,9 +80,8 @@ export class TaskObserver {
   }
 
   /** One audit event per task operation, once its answer is known; feeds the enumeration detector. */
-  requestEnded(request: FastifyRequest, statusCode: number): void {
-    const tg = request.tg;
-    if (!tg) return;
+  requestEnded(request: ExchangeRecord, statusCode: number): void {
+    const tg = request;
     const message = tg.mcp?.message;
     const method = message?.kind === 'request' ? message.method : undefined;
     if (tg.createdTask) this.audit.record(this.auditEvent(request, 'created', true, undefined, tg.createdTask.handle, tg.createdTask.status));
@@ -114,10 +113,10 @@ export class TaskObserver {
    * A handle a subscriptions/listen named that is not the caller's (unknown, expired, foreign,
    * malformed): left out of the subscription, audited and counted like a refused task lookup.
    */
-  subscriptionRefused(request: FastifyRequest, handle: string | undefined, reason: 'not_found' | 'denied'): void {
+  subscriptionRefused(request: ExchangeRecord, handle: string | undefined, reason: 'not_found' | 'denied'): void {
     this.audit.record(this.auditEvent(request, 'denied', false, reason, handle, undefined));
-    const owner = request.tg.principalKey ?? 'anonymous';
-    this.principals.refused(owner, request.tg.principal?.issuer, reason);
+    const owner = request.principalKey ?? 'anonymous';
+    this.principals.refused(owner, request.principal?.issuer, reason);
     this.countRefusal(request, owner);
   }
 
@@ -126,16 +125,15 @@ export class TaskObserver {
    * spreading a shared base into each event cost more than writing it. Fields left undefined
    * are left out of the line (auditLine serialises with JSON.stringify).
    */
-  private auditEvent(request: FastifyRequest, event: AuditEventName, allowed: boolean, reason: string | undefined, handle: string | undefined, status: string | undefined): AuditEvent {
-    const tg = request.tg;
+  private auditEvent(tg: ExchangeRecord, event: AuditEventName, allowed: boolean, reason: string | undefined, handle: string | undefined, status: string | undefined): AuditEvent {
     const principal = tg.principal;
     return {
       principal: principal && { issuer: principal.issuer, subject: principal.subject, tenant: principal.tenant, clientId: principal.clientId },
       tool: (tg.createdTask ?? tg.task)?.tool,
       upstream: tg.route.pool.upstream,
       instance: tg.instance?.url,
-      source: request.ip,
-      requestId: request.id,
+      source: tg.clientIp,
+      requestId: tg.requestId,
       event,
       allowed,
       reason,
@@ -146,7 +144,7 @@ export class TaskObserver {
   }
 
   /** Enumeration: a burst of refused lookups from one principal. Warned once per window. */
-  private countRefusal(request: FastifyRequest, owner: string): void {
+  private countRefusal(request: ExchangeRecord, owner: string): void {
     const { threshold, window, action } = this.policy.enumeration;
     if (action === 'suspend' && this.limits) {
       this.countSharedRefusal(request, owner);
@@ -167,7 +165,7 @@ export class TaskObserver {
    * the threshold suspends the principal (the limits stage answers its tasks/* 429 until the
    * window ends) and is the one audited. Runs after the answer, so nothing waits on it.
    */
-  private countSharedRefusal(request: FastifyRequest, owner: string): void {
+  private countSharedRefusal(request: ExchangeRecord, owner: string): void {
     const { threshold, window } = this.policy.enumeration;
     const event = this.auditEvent(request, 'suspended', false, 'enumeration', undefined, undefined);
     this.limits!.countRefusal(owner, threshold, window, Date.now()).then(

@@ -13,23 +13,23 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
-import { runMcpStage, sessionIdOf } from '../mcp/mcp-stage.js';
+import { checkMessageRules, checkOtherMethod, parseMcpPost, sessionIdOf } from '../mcp/mcp-stage.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import { governsMessage, planTaskRequest } from '../tasks/task-requests.js';
-import { ClientAbort } from '../upstream/client-abort.js';
+import { RequestExchange, type Exchange } from './exchange.js';
+import type { Admission } from '../limits/limits-stage.js';
 import { RouteDispatcher } from '../upstream/dispatcher.js';
-import { createForwarder } from '../upstream/forward.js';
+import { createForwarder } from './forward.js';
 import { headerValue, relayResponse } from './way-back.js';
-import { sendStreamNow } from '../upstream/stream-reply.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export interface McpRoutesDeps {
   /** The policy in force now; read once per request. */
@@ -41,7 +41,8 @@ export interface McpRoutesDeps {
 }
 
 export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): Promise<void> {
-  const forward = createForwarder({ metrics: deps.metrics, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
+  const dispatcher = new RouteDispatcher();
+  const forward = createForwarder({ metrics: deps.metrics, dispatcher, relay: (request, reply, res) => relayResponse(request, reply, res, deps.store) });
   await app.register(async (scope) => {
     // Bodies are read once, as bytes, up to the limit: the mcp stage parses them and the
     // same bytes (or a rewrite) are forwarded.
@@ -54,26 +55,26 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
 
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       runMcpStage(request);
-      if (request.tg.mcp?.batch) refuseGovernedBatch(request.tg.mcp.messages, request.tg.snapshot);
-      request.tg.sessionId = sessionIdOf(request);
+      if (request.exchange.mcp?.batch) refuseGovernedBatch(request.exchange.mcp.messages, request.exchange.snapshot);
+      request.exchange.sessionId = sessionIdOf(request.exchange.mcp?.era, request.headers);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
-      const admitted = request.tg.snapshot.limits.admit(request, reply);
-      if (admitted) await admitted;
+      const admitted = request.exchange.snapshot.limits.admit(request.exchange);
+      if (admitted) keepSlot(request.exchange, reply, await admitted);
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
-      const answer = await planTaskRequest(request.tg.snapshot.tasks, request);
+      const answer = await planTaskRequest(request.exchange.snapshot.tasks, request.exchange);
       if (answer) {
         // fastify runs the handler after this hook when a hang-up cut the answer short; it
         // forwards nothing for a request answered here (forward.ts).
-        request.tg.answeredLocally = true;
+        request.exchange.answeredLocally = true;
         reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json');
         await (isStream(answer.body) ? sendStreamNow(reply, answer.body) : reply.send(answer.body));
         return;
       }
       // The client left while the stages ran: nothing to route, no token to obtain.
-      if (request.tg.abort.aborted) return;
-      request.tg.instance ??= await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
+      if (request.exchange.abort.aborted) return;
+      request.exchange.instance ??= await selectInstanceFor(request.exchange, deps.store);
       // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
-      const token = prepareUpstreamToken(request);
+      const token = request.exchange.route.prepareCredentials(request.exchange);
       if (token) await token;
     };
 
@@ -85,10 +86,10 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
       httpMethods: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       proxyPayloads: false,
       disableRequestLogging: true,
-      undici: new RouteDispatcher() as never,
+      undici: dispatcher as never,
       preHandler,
       // No instance when the preHandler answered or the client left: the handler then forwards nothing.
-      replyOptions: { getUpstream: (req) => (req as FastifyRequest).tg.instance?.url ?? '' },
+      replyOptions: { getUpstream: (req) => (req as FastifyRequest).exchange.instance?.url ?? '' },
       handler: (request, reply) => forward(request as FastifyRequest, reply as FastifyReply),
     });
   });
@@ -119,7 +120,7 @@ function refuseGovernedBatch(messages: readonly McpMessage[], snapshot: PolicySn
 async function startRequest(request: FastifyRequest, reply: FastifyReply, snapshot: PolicySnapshot): Promise<void> {
   const route = snapshot.matchRoute(request.url);
   if (!route) throw new GatewayError('TG_ERR_NO_ROUTE');
-  request.tg = { snapshot, route, abort: new ClientAbort(), trace: snapshot.tracing?.traceRequest(request, reply) };
+  request.exchange = new RequestExchange(request, snapshot, route);
   // The snapshot stays open (its agents, its key sets) until this response is over.
   snapshot.inFlight.join();
   (reply.raw as ClosingResponse)[kReply] = reply;
@@ -137,7 +138,12 @@ async function startRequest(request: FastifyRequest, reply: FastifyReply, snapsh
       return;
     }
   }
-  if (route.auth) await route.auth.authenticate(request);
+  if (!route.auth) return;
+  const exchange = request.exchange;
+  const caller = await route.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url, log: request.log });
+  exchange.principal = caller.principal;
+  exchange.principalKey = caller.principalKey;
+  exchange.subjectToken = caller.subjectToken;
 }
 
 const kReply = Symbol('taskgate.reply');
@@ -150,7 +156,9 @@ type ClosingResponse = FastifyReply['raw'] & { [kReply]?: FastifyReply };
  */
 function onResponseClose(this: ClosingResponse): void {
   const reply = this[kReply]!;
-  const tg = reply.request.tg;
+  const tg = reply.request.exchange;
+  // The trace first: a hang-up is recorded as the client's, not as the gateway giving up.
+  tg.trace?.finish(reply.statusCode, reply.request.rejection);
   // Not finished, and not given up on by the gateway (which aborts first): the client hung up.
   // That is the client's choice, not a fault: one info line (docs/security.md, "Client hang-ups").
   if (!this.writableFinished && !tg.abort.aborted) {
@@ -163,17 +171,44 @@ function onResponseClose(this: ClosingResponse): void {
 
 function logHangUp(reply: FastifyReply): void {
   const request = reply.request;
-  const message = request.tg.mcp?.message;
+  const message = request.exchange.mcp?.message;
   request.log.info(
     {
       method: request.method,
-      path: request.tg.route.path,
+      path: request.exchange.route.path,
       rpcMethod: message && 'method' in message ? message.method : undefined,
       ms: Math.round(reply.elapsedTime * 10) / 10,
-      answeredLocally: request.tg.answeredLocally,
+      answeredLocally: request.exchange.answeredLocally,
     },
     'client hung up',
   );
+}
+
+/**
+ * A tools/call slot the limits stage admitted goes back when the client's response closes:
+ * at once in 2026-07-28 (the closed stream cancels the call), and in 2025 once the backend
+ * has answered too (its upstream requests take the hold's signal, limits/call-hold.ts).
+ */
+function keepSlot(exchange: Exchange, reply: FastifyReply, admission: Admission | undefined): void {
+  if (!admission) return;
+  if (admission.kind === 'release') {
+    reply.raw.once('close', admission.release);
+    return;
+  }
+  const hold = admission.hold;
+  exchange.callHold = hold;
+  reply.raw.once('close', () => hold.responseClosed());
+}
+
+/** The mcp stage: a POST's body parsed once (kept on the exchange before its rules are checked, so their error answers carry the request's id); any other method checked. */
+function runMcpStage(request: FastifyRequest): void {
+  if (request.method !== 'POST') {
+    checkOtherMethod(request.method, request.headers);
+    return;
+  }
+  const mcp = parseMcpPost(request.headers, request.body);
+  request.exchange.mcp = mcp;
+  checkMessageRules(mcp, request.headers);
 }
 
 function isStream(body: unknown): body is NodeJS.ReadableStream {
@@ -182,7 +217,7 @@ function isStream(body: unknown): body is NodeJS.ReadableStream {
 
 function armRequestTimeout(request: FastifyRequest, reply: FastifyReply, ms: number): void {
   const timer = setTimeout(() => {
-    request.tg.abort.abort();
+    request.exchange.abort.abort();
     if (!reply.raw.headersSent) sendGatewayError(request, reply, new GatewayError('TG_ERR_UPSTREAM_TIMEOUT', { detail: 'request time limit reached' }));
     else reply.raw.destroy();
   }, ms);

@@ -2,7 +2,7 @@
  * Everything the gateway builds from one policy (STYLE.md, Config): the routes with their
  * upstream pools, agents, auth and credentials, the task policy with its dependencies, the
  * Host/Origin and CORS rules and the protected-resource documents. A request reads the current
- * snapshot once, at its start (request.tg.snapshot), and keeps it to the end, so a policy
+ * snapshot once, at its start (request.exchange.snapshot), and keeps it to the end, so a policy
  * swapped in meanwhile never shows a request half of two policies. What outlives a policy
  * (the store, metrics, logger, audit trail, per-replica counters) is passed in as SharedParts.
  *
@@ -13,8 +13,8 @@
 import type { Logger } from 'pino';
 import { AuthStage, type RouteAuth } from '../auth/auth-stage.js';
 import { buildMetadataDocuments, type ProtectedResource, type ProtectedResourceMetadata } from '../auth/resource-metadata.js';
-import type { CredentialsPolicy } from '../auth/upstream-credentials.js';
-import { UpstreamIdentity } from '../auth/upstream-identity.js';
+import type { CredentialsPolicy } from '../upstream/credentials/credentials-policy.js';
+import { UpstreamIdentity } from '../upstream/credentials/upstream-identity.js';
 import type { Config } from '../config/index.js';
 import { LimitsStage } from '../limits/limits-stage.js';
 import { InFlight } from '../lifecycle/in-flight.js';
@@ -32,6 +32,7 @@ import type { TaskDeps } from '../tasks/task-context.js';
 import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-call.js';
 import { Tracing } from '../tracing/tracing.js';
 import type { UpstreamAgent } from '../upstream/dispatcher.js';
+import { BackendRoute } from '../upstream/backend-route.js';
 import { UpstreamSet } from '../upstream/upstream-set.js';
 import type { InstancePool } from '../routing/balancer.js';
 
@@ -53,25 +54,11 @@ export interface SharedParts {
   readonly hashHandle: HandleHasher;
 }
 
-/** A policy route with everything a request on it needs, resolved once. */
-export interface RouteContext {
-  /** The client-facing path from the policy (a bounded metric label). */
-  readonly path: string;
-  readonly upstreamPath: string;
-  readonly pool: InstancePool;
-}
-
-export interface RouteRuntime extends RouteContext {
-  readonly agent: UpstreamAgent;
+/** A policy route: its door to the backends, and how its callers are authenticated. */
+export interface RouteEntry {
+  readonly backend: BackendRoute;
   /** Undefined when the policy runs without authentication (auth.mode none). */
   readonly auth: RouteAuth | undefined;
-  readonly credentials: CredentialsPolicy;
-  /** Each instance's origin, parsed once. */
-  readonly endpoints: ReadonlyMap<string, URL>;
-  /** The upstream path and any query string of the route's upstreamPath, split once. */
-  readonly upstreamTarget: URL;
-  /** This route's child of taskgate_upstream_headers_seconds, made once. */
-  readonly upstreamHeadersDuration: { observe(seconds: number): void };
 }
 
 // A 2025-era session's stickiness outlives its last request by this long.
@@ -109,7 +96,7 @@ export class PolicySnapshot {
   readonly metadataDocuments: ReadonlyMap<string, ProtectedResourceMetadata>;
   /** Requests and gateway calls running on this snapshot; it is closed when they are done. */
   readonly inFlight = new InFlight();
-  private readonly routes: ReadonlyMap<string, RouteRuntime>;
+  private readonly routes: ReadonlyMap<string, RouteEntry>;
   private readonly upstreams: UpstreamSet;
   private closing: Promise<void> | undefined;
 
@@ -158,25 +145,30 @@ export class PolicySnapshot {
       },
     };
 
-    const routes = new Map<string, RouteRuntime>();
+    const routes = new Map<string, RouteEntry>();
     const resources: ProtectedResource[] = [];
     for (const route of config.routes) {
       const pool = this.upstreams.pool(route.upstream);
       const routeAuth = auth?.forRoute(route);
       if (routeAuth) resources.push(routeAuth.protectedResource);
-      const runtime: RouteRuntime = {
+      const backend = new BackendRoute({
         path: route.path,
         upstreamPath: route.upstreamPath,
         pool,
         agent: this.upstreams.agent(route.upstream),
-        auth: routeAuth,
         credentials: credentialsOf(route.upstream),
-        endpoints: new Map(pool.instances.map((instance) => [instance.url, new URL(instance.url)])),
-        upstreamTarget: new URL(route.upstreamPath, 'http://upstream.invalid'),
+        upstream: config.upstreams[route.upstream]!,
+        limits: { maxResponseBytes: config.limits.maxResponseBytes, maxSseEventBytes: config.limits.maxSseEventBytes },
+        sessions: this.sessions,
+        inFlight: this.inFlight,
+        tracing: this.tracing,
+        trustProxy: config.listen.trustProxy !== false,
+        cors: this.cors !== undefined,
         upstreamHeadersDuration: shared.metrics.upstreamHeadersDuration.labels({ upstream: route.upstream }),
-      };
+      });
+      const entry: RouteEntry = { backend, auth: routeAuth };
       // A route answers at its path with or without a trailing slash, nowhere below it.
-      for (const path of pathForms(route.path)) if (!routes.has(path)) routes.set(path, runtime);
+      for (const path of pathForms(route.path)) if (!routes.has(path)) routes.set(path, entry);
     }
     this.routes = routes;
     // RFC 9728 metadata is served only when there is something to authorize against.
@@ -199,7 +191,7 @@ export class PolicySnapshot {
   }
 
   /** The route serving a request URL (its path, before any query), if any. */
-  matchRoute(url: string): RouteRuntime | undefined {
+  matchRoute(url: string): RouteEntry | undefined {
     const queryAt = url.indexOf('?');
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const route = this.routes.get(path);

@@ -6,19 +6,19 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import { rewriteJsonReply, type MessageHook } from '../mcp/json-reply.js';
 import { isEventStream, isJson } from '../mcp/media-type.js';
 import { createSseTap } from '../mcp/sse-tap.js';
 import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
-import type { UpstreamResponse } from '../upstream/forward.js';
+import type { UpstreamResponse } from './forward.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
 import { readBounded, relayThrough } from '../upstream/relay-streams.js';
-import { sendStreamNow } from '../upstream/stream-reply.js';
+import { sendStreamNow } from './stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
-  const tg = request.tg;
+  const tg = request.exchange;
   const { snapshot, route } = tg;
   if (tg.upstreamStartedAt !== undefined) {
     route.upstreamHeadersDuration.observe(Number(process.hrtime.bigint() - tg.upstreamStartedAt) / 1e9);
@@ -26,14 +26,14 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   if (tg.instance) route.pool.markHealthy(tg.instance);
   tg.trace?.upstreamResponded(res);
   try {
-    await recordSessionOutcome(request, res.statusCode, headerValue(res.headers['mcp-session-id']), store, snapshot.sessions);
+    await recordSessionOutcome(tg, res.statusCode, headerValue(res.headers['mcp-session-id']), store);
   } catch (error) {
     res.stream.destroy();
     sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
     return;
   }
   const contentType = headerValue(res.headers['content-type']);
-  const taskHook = createTaskResponseHook(snapshot.tasks, request);
+  const taskHook = createTaskResponseHook(snapshot.tasks, tg);
   // With tracing on, the spans see the backend's answer before and after the tasks stage.
   const hook = tg.trace ? tg.trace.observeMessages(taskHook) : taskHook;
   if (isJson(contentType) && tg.mcp) {
@@ -59,7 +59,7 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   // Registered event-stream filters add their own messages (a 2025 session's GET stream
   // carries its gateway-run tasks' status: src/provided/legacy-push/).
   let stream = tap;
-  for (const filter of snapshot.tasks.extensions.eventStreamFilters) stream = filter.attach(request, stream);
+  for (const filter of snapshot.tasks.extensions.eventStreamFilters) stream = filter.attach(tg, stream);
   // A GET stream may stay quiet for good: its headers go at once. A POST's stream carries the
   // answer to its request, which the client waits for anyway; its headers wait for the first
   // event, so that a first event the gateway cannot relay still becomes an error answer.
@@ -75,14 +75,14 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
 async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, hook: MessageHook): Promise<void> {
   let body: Buffer;
   try {
-    body = await readBounded(res.stream, request.tg.snapshot.config.limits.maxResponseBytes);
+    body = await readBounded(res.stream, request.exchange.snapshot.config.limits.maxResponseBytes);
   } catch (error) {
-    if (request.tg.abort.aborted) return;
+    if (request.exchange.abort.aborted) return;
     sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream reply too large or broken', cause: error }));
     return;
   }
   // Read whole although the client left: a held call's (src/limits/call-hold.ts). Nobody to answer.
-  if (request.tg.abort.aborted) return;
+  if (request.exchange.abort.aborted) return;
   let rewritten: Buffer | null;
   try {
     rewritten = await rewriteJsonReply(body, hook);
@@ -91,7 +91,7 @@ async function relayJsonReply(request: FastifyRequest, reply: FastifyReply, res:
     sendGatewayError(request, reply, toGatewayError(error));
     return;
   }
-  if (request.tg.replyStatus !== undefined) reply.code(request.tg.replyStatus).headers(request.tg.replyHeaders ?? {});
+  if (request.exchange.replyStatus !== undefined) reply.code(request.exchange.replyStatus).headers(request.exchange.replyHeaders ?? {});
   if (rewritten === null) {
     reply.code(202).removeHeader('content-type').removeHeader('content-length').send();
     return;

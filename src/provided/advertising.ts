@@ -7,7 +7,7 @@
  *   2026-07-28  the io.modelcontextprotocol/tasks extension in server/discover.
  * The same answers teach the gateway what the backend offers by itself (backend-support.ts).
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonObject } from '../task-model/provided-state.js';
 import { isObject } from '../tasks/task-shapes.js';
@@ -17,11 +17,11 @@ import type { BackendSupport } from './backend-support.js';
 export const ADVERTISING_METHODS: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'server/discover']);
 
 /** Rewrites `result` of `method` in place; true when it changed. */
-export function advertiseProvidedTasks(support: BackendSupport, request: FastifyRequest, method: string, result: JsonObject): boolean {
-  const upstream = request.tg.route.pool.upstream;
-  const policy = request.tg.snapshot.config.upstreams[upstream]?.providedTasks;
+export function advertiseProvidedTasks(support: BackendSupport, request: TaskRequest, method: string, result: JsonObject): boolean {
+  const upstream = request.route.pool.upstream;
+  const policy = request.route.config.providedTasks;
   if (!policy) return false;
-  const era = request.tg.mcp?.era;
+  const era = request.mcp?.era;
   switch (method) {
     case 'initialize': {
       const capabilities = objectAt(result, 'capabilities');

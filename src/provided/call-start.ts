@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { CLIENT_CAPABILITIES_META, isModernVersion, TASKS_EXTENSION } from '../mcp/era.js';
 import type { Instance } from '../routing/balancer.js';
 import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
@@ -15,11 +15,11 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { isObject } from '../tasks/task-shapes.js';
-import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
+import { copyRequestHeaders, flatHeaders } from '../upstream/backend-route.js';
 import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
 
 /** The call a tools/call request asks for, as the gateway will send it (and send it again on a retry). */
-export function captureCall(request: FastifyRequest, params: JsonObject): ProvidedCall {
+export function captureCall(clientHeaders: IncomingHttpHeaders, params: JsonObject): ProvidedCall {
   const { task: _task, ...plain } = params;
   const meta = isObject(plain._meta) ? { ...plain._meta } : undefined;
   const capabilities = meta && isObject(meta[CLIENT_CAPABILITIES_META]) ? { ...meta[CLIENT_CAPABILITIES_META] } : undefined;
@@ -31,7 +31,7 @@ export function captureCall(request: FastifyRequest, params: JsonObject): Provid
   if (meta) plain._meta = meta;
   // Only the protocol's own headers are kept for a retry: never cookies or credentials.
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
+  for (const [name, value] of Object.entries(clientHeaders)) {
     if (name.startsWith('mcp-') && name !== 'mcp-session-id' && typeof value === 'string') headers[name] = value;
   }
   return { params: plain, headers };
@@ -51,24 +51,22 @@ export interface CallPlan {
 }
 
 /** The call's target, with the headers `request` would be forwarded with. */
-export function callTarget(request: FastifyRequest, plan: CallPlan, fromClient: boolean): CallTarget {
-  const route = request.tg.route;
-  const endpoint = route.endpoints.get(plan.instance.url) ?? new URL(plan.instance.url);
+export function callTarget(request: TaskRequest, plan: CallPlan, fromClient: boolean): CallTarget {
+  const route = request.route;
+  const endpoint = route.endpointOf(plan.instance);
   // The creating request's own headers are what a forwarded call would carry; a retry (from a
   // tasks/update) carries the original call's protocol headers instead of its own.
-  const headers: IncomingHttpHeaders = fromClient ? copyRequestHeaders(request.headers) : { ...plan.call.headers };
+  const headers: IncomingHttpHeaders = fromClient ? copyRequestHeaders(request.clientHeaders) : { ...plan.call.headers };
   headers.host = endpoint.host;
   headers['content-type'] = 'application/json';
   headers.accept = 'application/json, text/event-stream';
   delete headers['content-length'];
   if (plan.session === undefined) delete headers['mcp-session-id'];
   else headers['mcp-session-id'] = plan.session;
-  buildUpstreamRequestHeaders(request, headers);
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') flat[name] = value;
+  route.headersFor(request, headers);
   // The snapshot's count, not the request: a call must not keep its request alive.
-  const inFlight = request.tg.snapshot.inFlight;
-  return { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search, headers: flat, hold: () => inFlight.enter() };
+  const inFlight = request.route.inFlight;
+  return { dispatcher: route.agent, origin: endpoint.origin, path: route.targetPath, headers: flatHeaders(headers), hold: () => inFlight.enter() };
 }
 
 /**
@@ -85,9 +83,9 @@ export interface CallTrace {
 }
 
 /** The CallTrace of a call started while `request` is served; undefined with tracing off. */
-export function callTraceOf(request: FastifyRequest, reason: CallTrace['reason'], task?: TaskRecord): CallTrace | undefined {
-  const tracing = request.tg.snapshot.tracing;
-  return tracing && { tracing, upstream: request.tg.route.pool.upstream, reason, during: request.tg.trace, task };
+export function callTraceOf(request: TaskRequest, reason: CallTrace['reason'], task?: TaskRecord): CallTrace | undefined {
+  const tracing = request.route.tracing;
+  return tracing && { tracing, upstream: request.route.pool.upstream, reason, during: request.trace, task };
 }
 
 /** Starts the call: the runner sends it at once and reports to `reports`. */

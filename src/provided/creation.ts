@@ -8,9 +8,8 @@
  * At the 2026 limits (this replica's running calls, the owner's live tasks, the creation rate)
  * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
  */
-import type { FastifyRequest } from 'fastify';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
-import { GatewayError } from '../errors.js';
+import type { TaskRequest } from '../tasks/task-request.js';
+import { GatewayError, toWireError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Instance } from '../routing/balancer.js';
@@ -36,19 +35,19 @@ export interface CreationContext {
 }
 
 /** 2025: the task now, the call after. */
-export async function createLegacyTask(c: CreationContext, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer> {
+export async function createLegacyTask(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer> {
   const { ctx, deps } = c;
   const owner = ownerOf(request);
   await countCreation(deps, owner);
   if (ctx.inFlight >= deps.policy.provided.maxRunning) throw new GatewayError('TG_ERR_GATEWAY_BUSY');
-  const instance = await selectInstanceFor(request, deps.store, request.tg.snapshot.sessions);
-  request.tg.instance = instance;
+  const instance = await selectInstanceFor(request, deps.store);
+  request.instance = instance;
   // A token-exchange upstream's token for the backend call, before any record is written.
-  await prepareUpstreamToken(request);
+  await request.route.prepareCredentials(request);
   const requested = isObject(params.task) ? params.task.ttl : undefined;
   const ttlMs = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, ttlCap(deps, tool));
   const record = newRecord(request, tool, ttlMs, instance, deps);
-  const plan: CallPlan = { call: captureCall(request, params), instance, session: request.tg.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
+  const plan: CallPlan = { call: captureCall(request.clientHeaders, params), instance, session: request.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
   const state: ProvidedState = { call: plan.call, instance: instance.url, round: 0 };
   const created = await deps.store.createProvidedTask(record, state, deps.policy.maxLivePerPrincipal);
   if (created !== 'created') throw refusal(deps, created);
@@ -60,7 +59,7 @@ export async function createLegacyTask(c: CreationContext, request: FastifyReque
 }
 
 /** 2026: the call first; a task only if it outlasts promoteAfter. */
-export async function promoteModernCall(c: CreationContext, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
+export async function promoteModernCall(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
   const ttlMs = Math.min(c.deps.policy.ttl.default, ttlCap(c.deps, tool));
   const held = await holdThenPromote(c, request, message, params, tool, { waitMs: c.policy.promoteAfter, timeoutMs: c.policy.timeout, ttlMs });
   if (held?.kind !== 'task') return held?.answer;
@@ -90,18 +89,17 @@ export type HoldOutcome =
  * creation rate) keeps the call plain, and the client waits for its answer. Undefined, before
  * anything is sent, when this replica holds as many calls as it may.
  */
-export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 'settings'>, request: FastifyRequest, message: JsonRpcRequest, params: JsonObject, tool: string, options: HoldOptions): Promise<HoldOutcome | undefined> {
+export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 'settings'>, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string, options: HoldOptions): Promise<HoldOutcome | undefined> {
   const { ctx, deps } = c;
   if (ctx.inFlight >= deps.policy.provided.maxRunning) return undefined;
-  const tg = request.tg;
-  const instance = await selectInstanceFor(request, deps.store, tg.snapshot.sessions);
-  tg.instance = instance;
-  await prepareUpstreamToken(request);
-  const session = tg.mcp!.era === 'legacy' ? tg.sessionId : undefined;
-  const plan: CallPlan = { call: captureCall(request, params), instance, session, timeoutMs: Math.min(options.timeoutMs, options.ttlMs) };
+  const instance = await selectInstanceFor(request, deps.store);
+  request.instance = instance;
+  await request.route.prepareCredentials(request);
+  const session = request.mcp!.era === 'legacy' ? request.sessionId : undefined;
+  const plan: CallPlan = { call: captureCall(request.clientHeaders, params), instance, session, timeoutMs: Math.min(options.timeoutMs, options.ttlMs) };
   const driver = startDriver(c, request, plan, true);
   const left = () => driver.runner.abort('aborted', 'the client left before the call became a task');
-  tg.abort.once('abort', left);
+  request.abort.once('abort', left);
   try {
     // A plain timer, cleared: aborting an AbortController instead built a DOMException, with
     // its stack trace, on every call (docs/benchmarks.md, "Provided tasks").
@@ -114,7 +112,7 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
       }),
     ]);
     clearTimeout(timer);
-    if (first === undefined && !tg.abort.aborted) {
+    if (first === undefined && !request.abort.aborted) {
       const record = await promote(c, request, tool, options, instance, plan);
       if (record) {
         driver.attach(record);
@@ -128,12 +126,12 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
     const outcome = first?.outcome ?? (await driver.runner.outcome);
     return { kind: 'answer', answer: plainAnswer(message, outcome) };
   } finally {
-    tg.abort.off('abort', left);
+    request.abort.off('abort', left);
   }
 }
 
 /** The task record for a promoted call; undefined where a limit keeps the call plain. */
-async function promote(c: Pick<CreationContext, 'deps'>, request: FastifyRequest, tool: string, options: HoldOptions, instance: Instance, plan: CallPlan): Promise<TaskRecord | undefined> {
+async function promote(c: Pick<CreationContext, 'deps'>, request: TaskRequest, tool: string, options: HoldOptions, instance: Instance, plan: CallPlan): Promise<TaskRecord | undefined> {
   const { deps } = c;
   const record = newRecord(request, tool, options.ttlMs, instance, deps, options.background);
   try {
@@ -143,37 +141,36 @@ async function promote(c: Pick<CreationContext, 'deps'>, request: FastifyRequest
     request.log.info({ tool, reason: created }, 'a call that could have become a task stays a plain call (task limit)');
   } catch (error) {
     // A rate limit, or the store away: the client waits for the plain answer instead.
-    request.log.info({ tool, err: error instanceof GatewayError ? error.code : error }, 'a call that could have become a task stays a plain call');
+    request.log.info({ tool, err: toWireError(error)?.code ?? error }, 'a call that could have become a task stays a plain call');
   }
   return undefined;
 }
 
-function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: FastifyRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
+function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: TaskRequest, plan: CallPlan, fromClient: boolean): TaskDriver {
   const target = callTarget(request, plan, fromClient);
-  const limits = request.tg.snapshot.config.limits;
+  const limits = request.route.limits;
   const trace = callTraceOf(request, 'run');
   return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace), c.settings);
 }
 
-function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {
-  const tg = request.tg;
+function newRecord(request: TaskRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {
   const now = Date.now();
   const iso = new Date(now).toISOString();
   const handle = mintHandle();
-  const header = request.headers['mcp-protocol-version'];
-  const era = tg.mcp!.era;
+  const header = request.clientHeaders['mcp-protocol-version'];
+  const era = request.mcp!.era;
   return {
     handle,
     kind: 'provided',
     owner: ownerOf(request),
-    upstream: tg.route.pool.upstream,
+    upstream: request.route.pool.upstream,
     instance: instance.url,
-    upstreamPath: tg.route.upstreamPath,
+    upstreamPath: request.route.upstreamPath,
     // No backend task exists: the handle names the task on both sides of the gateway.
     upstreamTaskId: handle,
     era,
     tool,
-    upstreamSession: era === 'legacy' ? tg.sessionId : undefined,
+    upstreamSession: era === 'legacy' ? request.sessionId : undefined,
     protocolVersion: typeof header === 'string' && header.length <= 32 ? header : undefined,
     createdAt: now,
     createdAtIso: iso,
@@ -184,7 +181,7 @@ function newRecord(request: FastifyRequest, tool: string, ttlMs: number, instanc
     status: 'working',
     readOnce: deps.policy.tools[tool]?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
-    ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
     ...(background ? { backgroundCall: 'unread' as const } : undefined),
     ...creatorOf(deps, request),
   };
@@ -194,8 +191,8 @@ function ttlCap(deps: StageDeps, tool: string): number {
   return Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
 }
 
-function announce(c: Pick<CreationContext, 'deps'>, request: FastifyRequest, record: TaskRecord): void {
-  request.tg.createdTask = record;
+function announce(c: Pick<CreationContext, 'deps'>, request: TaskRequest, record: TaskRecord): void {
+  request.createdTask = record;
   c.deps.observer.created(record);
 }
 

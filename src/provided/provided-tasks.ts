@@ -8,14 +8,13 @@
  * advertise tasks), an event-stream filter (2025 status on GET streams), and the
  * GatewayRunTasks other capabilities use. It lives as
  * long as the gateway (its calls outlive any policy snapshot); each request brings its own
- * policy in request.tg.snapshot.
+ * policy in request.snapshot.
  */
 import { randomUUID } from 'node:crypto';
 import type { Transform } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
-import { GatewayError } from '../errors.js';
+import { toWireError } from '../errors.js';
 import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -68,7 +67,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** EventStreamFilter: a 2025 session's GET stream also carries its provided tasks' status. */
-  attach(request: FastifyRequest, stream: Transform): Transform {
+  attach(request: TaskRequest, stream: Transform): Transform {
     return this.ctx.legacyPush.attach(request, stream);
   }
 
@@ -78,30 +77,29 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** A tools/call this room runs as a task: the answer, or undefined for the takeover stage. */
-  async interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  async interceptToolCall(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
-    const tg = request.tg;
-    const upstream = tg.route.pool.upstream;
-    const policy = tg.snapshot.config.upstreams[upstream]?.providedTasks;
-    const era = tg.mcp!.era;
+    const upstream = request.route.pool.upstream;
+    const policy = request.route.config.providedTasks;
+    const era = request.mcp!.era;
     if (!this.ctx.support.provides(policy, upstream, tool, era)) return undefined;
     const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era, policy.timeout) };
     if (era === 'legacy') {
       if (!isObject(params.task)) return undefined;
-      tg.toolName = tool.slice(0, 128);
+      request.toolName = tool.slice(0, 128);
       return createLegacyTask(creation, request, message, params, tool);
     }
     // A client that did not declare the extension always gets the plain result.
     if (!declaresTasksExtension(message)) return undefined;
-    tg.toolName = tool.slice(0, 128);
-    tg.declaresTasks = true;
+    request.toolName = tool.slice(0, 128);
+    request.declaresTasks = true;
     return promoteModernCall(creation, request, message, params, tool);
   }
 
   /** tasks/* of a provided task, after the owner check (and, for tasks/get, the poll's). */
-  async answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+  async answer(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
     switch (message.method) {
       case 'tasks/get':
         return answerGet(deps, request, message, record);
@@ -121,12 +119,12 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
    * GatewayRunTasks: the call held, answered in time or gone on as a task recorded as a
    * background call (src/background/), 2025 in the client's own backend session.
    */
-  async runDetachable(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
+  async runDetachable(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
     const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-    const settings = this.settings(deps, request, request.tg.mcp!.era, options.timeoutMs);
+    const settings = this.settings(deps, request, request.mcp!.era, options.timeoutMs);
     const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
       waitMs: options.detachAfterMs,
       timeoutMs: options.timeoutMs,
@@ -143,14 +141,14 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** GatewayRunTasks: as a 2026 tasks/update gives them; a complete round goes on here. */
-  async provideInput(deps: StageDeps, request: FastifyRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
+  async provideInput(deps: StageDeps, request: TaskRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
     const { retry } = await applyUpdate(deps, { id: 0, params: { taskId: record.handle, inputResponses } }, record);
     if (retry) await this.retryWithCredentials(deps, request, retry);
     return retry !== undefined;
   }
 
   /** initialize, tools/list, server/discover results: tasks advertised where the gateway runs them. */
-  filterResult(request: FastifyRequest, method: string, result: JsonObject): boolean {
+  filterResult(request: TaskRequest, method: string, result: JsonObject): boolean {
     if (!ADVERTISING_METHODS.has(method)) return false;
     return advertiseProvidedTasks(this.ctx.support, request, method, result);
   }
@@ -227,13 +225,13 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: StageDeps, request: FastifyRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
+  private settings(deps: StageDeps, request: TaskRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
-    const { maxResponseBytes, maxSseEventBytes } = request.tg.snapshot.config.limits;
+    const { maxResponseBytes, maxSseEventBytes } = request.route.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
     const settings: DriverSettings = {
       era,
-      upstream: request.tg.route.pool.upstream,
+      upstream: request.route.pool.upstream,
       leaseMs: provided.lease,
       timeoutMs,
       limits: { maxResultBytes: provided.maxResultBytes, statusMessageMaxLength: deps.policy.statusMessageMaxLength },
@@ -250,7 +248,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
           },
         }),
       // Not the request's trace: a retry without input runs after this request has ended.
-      tracing: request.tg.snapshot.tracing,
+      tracing: request.route.tracing,
     };
     return settings;
   }
@@ -259,11 +257,11 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
    * The next round's credentials come from this tasks/update, the client's request at hand:
    * a token-exchange upstream gets a token exchanged for it (or the principal's cached one).
    */
-  private async retryWithCredentials(deps: StageDeps, request: FastifyRequest, retry: Retry): Promise<void> {
+  private async retryWithCredentials(deps: StageDeps, request: TaskRequest, retry: Retry): Promise<void> {
     try {
-      await prepareUpstreamToken(request);
+      await request.route.prepareCredentials(request);
     } catch (error) {
-      request.log.warn({ err: error instanceof GatewayError ? error.code : error }, 'no token for the backend call of a provided task\'s next round');
+      request.log.warn({ err: toWireError(error)?.code ?? error }, 'no token for the backend call of a provided task\'s next round');
       await this.failUnstarted(deps, retry.record, 'no token for the backend could be obtained');
       return;
     }
@@ -271,11 +269,11 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** 2026 tasks/update answered every question: the call again, on this replica. */
-  private retry(deps: StageDeps, request: FastifyRequest, retry: Retry): void {
-    const instance = request.tg.route.pool.selectInstance();
-    const upstream = request.tg.snapshot.config.upstreams[retry.record.upstream];
+  private retry(deps: StageDeps, request: TaskRequest, retry: Retry): void {
+    const instance = request.route.pool.selectInstance();
+    const upstream = request.route.config;
     // A background call (src/background/) runs under its own section's limit.
-    const policy = retry.record.backgroundCall === undefined ? upstream?.providedTasks : upstream?.backgroundCalls;
+    const policy = retry.record.backgroundCall === undefined ? upstream.providedTasks : upstream.backgroundCalls;
     const call = retry.view.state.call;
     if (!instance || !policy || !call) {
       void this.failUnstarted(deps, retry.record, 'no backend instance could take the call again');
@@ -292,7 +290,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     }
     const plan = { call, instance, extraParams, timeoutMs: Math.max(1, Math.min(left, retry.record.expiresAt - Date.now())), timeoutMessage };
     const target = callTarget(request, plan, false);
-    const limits = request.tg.snapshot.config.limits;
+    const limits = request.route.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
     new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
   }

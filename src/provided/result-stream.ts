@@ -8,7 +8,7 @@
  * anyway (announcements are best effort).
  */
 import { PassThrough } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError, renderErrorBody } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { serializeSseEvent } from '../mcp/sse-tap.js';
@@ -23,11 +23,11 @@ const RECHECK_MS = 2000;
 /** A comment this often keeps intermediaries from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
-export async function answerLegacyResult(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, handle: string): Promise<LocalAnswer> {
+export async function answerLegacyResult(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, handle: string): Promise<LocalAnswer> {
   const first = await deps.store.readProvidedTask(handle);
   if (!first) throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
   if (isTerminalStatus(first.record.status)) {
-    request.tg.statusSeen = first.record.status;
+    request.statusSeen = first.record.status;
     const body = finalAnswer(message, first);
     await forgetIfReadOnce(deps, first);
     return { status: 200, body };
@@ -35,7 +35,7 @@ export async function answerLegacyResult(deps: TaskDeps, request: FastifyRequest
   return { status: 200, body: streamUntilEnded(deps, request, message, handle), contentType: 'text/event-stream', headers: { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } };
 }
 
-function streamUntilEnded(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, handle: string): PassThrough {
+function streamUntilEnded(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, handle: string): PassThrough {
   const stream = new PassThrough();
   const sent = new Set<unknown>();
   let done = false;
@@ -65,7 +65,7 @@ function streamUntilEnded(deps: TaskDeps, request: FastifyRequest, message: Json
       send(pending);
     }
     if (!isTerminalStatus(view.record.status)) return;
-    request.tg.statusSeen = view.record.status;
+    request.statusSeen = view.record.status;
     send(finalAnswer(message, view));
     finish();
     await forgetIfReadOnce(deps, view);
@@ -89,7 +89,7 @@ function streamUntilEnded(deps: TaskDeps, request: FastifyRequest, message: Json
   }, RECHECK_MS);
   timer.unref();
   stream.once('close', finish);
-  request.tg.abort.once('abort', finish);
+  request.abort.once('abort', finish);
   schedule();
   return stream;
 }

@@ -3,7 +3,7 @@
  * the store (the backend sees no tasks/* at all). The takeover stage has already checked the
  * owner and, for tasks/get, governed the poll: an early poll never gets here.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -17,7 +17,7 @@ import { ending, transition, type Transition } from './transitions.js';
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
 /** tasks/get: the task as it stands (2026: the result, error or input asked, inline). */
-export async function answerGet(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerGet(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   let task: JsonObject;
   if (record.era === 'legacy') {
     task = taskFromRecord(record);
@@ -32,10 +32,9 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
     task = detailedTask(view);
   }
   const text = JSON.stringify(task);
-  const tg = request.tg;
-  tg.statusSeen = task.status as TaskRecord['status'];
+  request.statusSeen = task.status as TaskRecord['status'];
   // The answer is the task's poll snapshot: early polls get it without another read.
-  deps.store.recordPoll(record, {}, text, tg.snapshotTag).catch((error: unknown) => {
+  deps.store.recordPoll(record, {}, text, request.snapshotTag).catch((error: unknown) => {
     request.log.warn({ err: error, upstream: record.upstream, tool: record.tool }, 'could not record a provided task\'s poll answer');
   });
   // 2026 delivers the result inline: for a read-once tool this answer is the delivery.
@@ -52,9 +51,9 @@ export async function answerGet(deps: TaskDeps, request: FastifyRequest, message
  * stopped on whichever replica holds it (it watches the task). 2025 refuses a task already
  * ended; 2026 acknowledges whatever the task's state.
  */
-export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const moved = await cancelTask(ctx, deps, record);
-  request.tg.statusSeen = moved ? 'cancelled' : undefined;
+  request.statusSeen = moved ? 'cancelled' : undefined;
   if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
   if (!moved) {
     const now = await deps.store.getTask(record.handle);

@@ -4,13 +4,13 @@
  * the acknowledged set exactly alike; each refusal is audited and counted like a refused task
  * lookup (the enumeration detector sees it).
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { isInScope, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
 import { isHandleShaped } from '../tasks/handle.js';
 import { ownerOf, type TaskDeps } from '../tasks/task-context.js';
 
-export async function grantHandles(deps: TaskDeps, request: FastifyRequest, asked: readonly unknown[]): Promise<TaskRecord[]> {
-  const scope: TaskScope = { owner: ownerOf(request), era: 'modern', upstream: request.tg.route.pool.upstream };
+export async function grantHandles(deps: TaskDeps, request: TaskRequest, asked: readonly unknown[]): Promise<TaskRecord[]> {
+  const scope: TaskScope = { owner: ownerOf(request), era: 'modern', upstream: request.route.pool.upstream };
   const unique = [...new Set(asked)];
   // One read per handle, all sent at once (pipelined on Redis).
   const records = await Promise.all(unique.map((id) => (isHandleShaped(id) ? deps.store.getTask(id) : Promise.resolve(undefined))));

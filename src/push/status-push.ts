@@ -14,7 +14,7 @@
  * onto the same stream (upstream-listen.ts). Once every task ended and nothing else was asked
  * for, the stream ends with the listen's response.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { declaresTasksExtension, TASKS_EXTENSION } from '../mcp/era.js';
@@ -77,7 +77,7 @@ export class StatusPush implements MethodTakeover {
   }
 
   /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
-  async takeOver(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  async takeOver(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = isObject(message.params) ? message.params : {};
     const filter = params.notifications;
     if (!isObject(filter) || !('taskIds' in filter)) return undefined;
@@ -121,7 +121,7 @@ export class StatusPush implements MethodTakeover {
     this.poller.close();
   }
 
-  private async start(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, filter: JsonObject, asked: unknown[], leave: () => void): Promise<LocalAnswer> {
+  private async start(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, filter: JsonObject, asked: unknown[], leave: () => void): Promise<LocalAnswer> {
     const granted = await grantHandles(deps, request, asked);
     const rest: JsonObject = { ...filter };
     delete rest.taskIds;
@@ -191,9 +191,9 @@ export class StatusPush implements MethodTakeover {
     for (const record of granted) if (this.polled(deps, record) && this.poller.acquire(record) && record.kind === 'backend') this.upstreams.watch(record);
     const subscription = new TaskSubscription(this.deps, stream, granted.map((r) => r.handle), endIfDone);
     held.subscription = subscription;
-    request.tg.abort.once('abort', () => stream.abort());
+    request.abort.once('abort', () => stream.abort());
     // The client may have left while the handles were read or the backend listen opened.
-    if (request.tg.abort.aborted) stream.abort();
+    if (request.abort.aborted) stream.abort();
     subscription.start();
     return { status: 200, body: stream.body, contentType: 'text/event-stream', headers: STREAM_HEADERS };
   }

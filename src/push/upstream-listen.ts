@@ -7,9 +7,8 @@
  * for the upstream, its credentials). Events are parsed by eventsource-parser, bounded by
  * limits.maxSseEventBytes.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../tasks/task-request.js';
 import { createParser } from 'eventsource-parser';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
 import { isEventStream } from '../mcp/media-type.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -17,7 +16,7 @@ import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { LocalAnswer } from '../tasks/task-context.js';
 import { isObject, type JsonObject } from '../tasks/task-shapes.js';
-import { buildUpstreamRequestHeaders, copyRequestHeaders } from '../upstream/forward-headers.js';
+import { copyRequestHeaders } from '../upstream/backend-route.js';
 import { readBounded } from '../upstream/relay-streams.js';
 import { parseMessage } from './rpc-answer.js';
 
@@ -37,25 +36,24 @@ export interface OpenUpstreamListen {
 }
 
 /** Opens the listen with `filter`; a reply that is not an event stream is relayed as the client's answer. */
-export async function openClientListen(request: FastifyRequest, store: Store, message: JsonRpcRequest, filter: JsonObject, handlers: UpstreamListenHandlers): Promise<OpenUpstreamListen | LocalAnswer> {
-  const tg = request.tg;
-  tg.instance ??= await selectInstanceFor(request, store, tg.snapshot.sessions);
-  const token = prepareUpstreamToken(request);
+export async function openClientListen(request: TaskRequest, store: Store, message: JsonRpcRequest, filter: JsonObject, handlers: UpstreamListenHandlers): Promise<OpenUpstreamListen | LocalAnswer> {
+  request.instance ??= await selectInstanceFor(request, store);
+  const token = request.route.prepareCredentials(request);
   if (token) await token;
-  const endpoint = tg.route.endpoints.get(tg.instance.url) ?? new URL(tg.instance.url);
+  const endpoint = request.route.endpointOf(request.instance);
   const params = isObject(message.params) ? message.params : {};
   const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } });
-  const headers = copyRequestHeaders(request.headers);
+  const headers = copyRequestHeaders(request.clientHeaders);
   headers.host = endpoint.host;
   headers['content-length'] = String(Buffer.byteLength(body));
   headers['content-type'] = 'application/json';
-  buildUpstreamRequestHeaders(request, headers);
+  request.route.headersFor(request, headers);
   const abort = new AbortController();
   let response;
   try {
-    response = await tg.route.agent.request({
+    response = await request.route.agent.request({
       origin: endpoint.origin,
-      path: tg.route.upstreamTarget.pathname + tg.route.upstreamTarget.search,
+      path: request.route.upstreamTarget.pathname + request.route.upstreamTarget.search,
       method: 'POST',
       headers: headers as Record<string, string>,
       body,
@@ -66,10 +64,10 @@ export async function openClientListen(request: FastifyRequest, store: Store, me
   }
   const contentType = response.headers['content-type'];
   if (!isEventStream(Array.isArray(contentType) ? contentType[0] : contentType)) {
-    const text = await readBounded(response.body, tg.snapshot.config.limits.maxResponseBytes);
+    const text = await readBounded(response.body, request.route.limits.maxResponseBytes);
     return { status: response.statusCode, body: text.toString('utf8') };
   }
-  const acknowledged = await readListenStream(response.body, tg.snapshot.config.limits.maxSseEventBytes, handlers, false);
+  const acknowledged = await readListenStream(response.body, request.route.limits.maxSseEventBytes, handlers, false);
   return { acknowledged, close: () => abort.abort() };
 }
 

@@ -1,14 +1,13 @@
 /**
- * What every store call rejects with when the shared store cannot answer. It is a gateway
- * error from the catalogue, so wherever it surfaces (preHandler, response hook) the client
- * gets 503 TG_ERR_STORE_UNAVAILABLE with its JSON-RPC id, never a 500; the library error
- * stays in `cause` for the log.
+ * What every store call rejects with when the shared store cannot answer: a local error
+ * (errors.ts LocalError), which the edge answers 503 TG_ERR_STORE_UNAVAILABLE with the
+ * request's JSON-RPC id, never a 500 (toWireError); the library error stays in `cause` for the log.
  */
-import { GatewayError } from '../errors.js';
+import { LocalError } from '../errors.js';
 
-export class StoreUnavailableError extends GatewayError {
+export class StoreUnavailableError extends LocalError {
   constructor(cause?: unknown) {
-    super('TG_ERR_STORE_UNAVAILABLE', { cause });
+    super('store-unavailable', 'the state store did not answer', { cause });
     this.name = 'StoreUnavailableError';
   }
 }

@@ -11,7 +11,7 @@
  * task-context.ts can build on it without a circle.
  */
 import type { Transform } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from './task-request.js';
 import type { Logger } from 'pino';
 import type { TasksConfig } from '../config/sections/tasks.js';
 import type { Era } from '../mcp/era.js';
@@ -69,7 +69,7 @@ export interface LocalAnswer {
  * then to the stage (which forwards it, or makes it a task).
  */
 export interface ToolCallInterceptor {
-  interceptToolCall(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+  interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
 }
 
 /**
@@ -78,7 +78,7 @@ export interface ToolCallInterceptor {
  * says whether it changed anything (an unchanged result is relayed as the bytes it came as).
  */
 export interface ResultFilter {
-  filterResult(request: FastifyRequest, method: string, result: Record<string, unknown>): boolean;
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean;
 }
 
 /**
@@ -89,7 +89,7 @@ export interface MethodTakeover {
   readonly method: string;
   /** The era whose requests it takes over; both when absent. */
   readonly era?: Era;
-  takeOver(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+  takeOver(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
 }
 
 /**
@@ -100,7 +100,7 @@ export interface MethodTakeover {
 export interface TaskKindHandler {
   readonly kind: TaskKind;
   /** A tasks/* operation on one of its tasks, after the owner check passed. */
-  answer(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  answer(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
   /** 2025: the client answered a server request one of its tasks asked (relayed under `handle`). */
   inputAnswered(handle: string, requestId: string): Promise<void>;
   /** Cancels one of its tasks the way its owner's tasks/cancel does; false when it had ended. */
@@ -119,7 +119,7 @@ export interface TaskKindHandler {
 
 /** Adds messages of its own to a relayed 2025 event stream (a session's GET stream). */
 export interface EventStreamFilter {
-  attach(request: FastifyRequest, stream: Transform): Transform;
+  attach(request: TaskRequest, stream: Transform): Transform;
 }
 
 /**
@@ -130,7 +130,7 @@ export interface EventStreamFilter {
  * undefined leaves it to the next, then to the stage.
  */
 export interface ClientResponseTaker {
-  takeClientResponse(deps: StageDeps, request: FastifyRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined>;
+  takeClientResponse(deps: StageDeps, request: TaskRequest, route: ServerRequestRoute, message: JsonRpcResponse): Promise<LocalAnswer | undefined>;
 }
 
 /** The capabilities registered with the tasks stage, each list asked in order. */
@@ -169,7 +169,7 @@ export interface GatewayRunTasks {
    * the record is returned. Undefined when this replica holds as many calls as it may: the
    * caller leaves the call to the normal path.
    */
-  runDetachable(deps: StageDeps, request: FastifyRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined>;
+  runDetachable(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined>;
   /**
    * Cancels a gateway-run task: it is `cancelled` before this resolves, and its backend call is
    * stopped on whichever replica holds it. False when it had ended already (or is gone).
@@ -180,5 +180,5 @@ export interface GatewayRunTasks {
    * keys it showed), as tasks/update gives them; once every question of the round has one,
    * the backend call goes on (on this replica, with credentials for `request`). True then.
    */
-  provideInput(deps: StageDeps, request: FastifyRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean>;
+  provideInput(deps: StageDeps, request: TaskRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 /** What the tasks stage's phases share: its dependencies, policy, and the answers it makes. */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from './task-request.js';
 import { GatewayError } from '../errors.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, StageDeps, TaskDeps, TaskKindHandler } from './extension-points.js';
@@ -27,13 +27,13 @@ export async function countCreation(deps: Pick<StageDeps, 'store' | 'policy'>, o
 export const ANONYMOUS_OWNER = 'anonymous';
 
 /** The principal key that owns what this request creates and may reach. */
-export function ownerOf(request: FastifyRequest): string {
-  return request.tg.principalKey ?? ANONYMOUS_OWNER;
+export function ownerOf(request: TaskRequest): string {
+  return request.principalKey ?? ANONYMOUS_OWNER;
 }
 
 /** The creator fields of a new record, as deps.recordCreator says; undefined for none. */
-export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: FastifyRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
-  const principal = request.tg.principal;
+export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: TaskRequest): Pick<TaskRecord, 'creatorIssuer' | 'creatorSubject'> | undefined {
+  const principal = request.principal;
   if (!deps.recordCreator || !principal) return undefined;
   return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
 }

@@ -4,8 +4,8 @@
  * A creation the gateway refuses (limits, a 2026 client that did not declare the extension)
  * is cancelled upstream and answered with an error instead.
  */
-import type { FastifyRequest } from 'fastify';
-import { GatewayError, renderErrorBody } from '../errors.js';
+import type { TaskRequest } from './task-request.js';
+import { GatewayError, renderErrorBody, toWireError } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { hideBackendId } from './backend-ids.js';
@@ -18,15 +18,14 @@ import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 
 export async function registerCreatedTask(
   deps: TaskDeps,
-  request: FastifyRequest,
+  request: TaskRequest,
   response: JsonRpcResponse,
   taskObject: JsonObject,
   tool: string,
 ): Promise<McpMessage> {
-  const tg = request.tg;
-  const era = tg.mcp!.era;
+  const era = request.mcp!.era;
   const fields = readTask(taskObject, era);
-  const instance = tg.instance!;
+  const instance = request.instance!;
   if (!fields) {
     // A creation result the gateway cannot read would leak the backend's id if relayed.
     return errorAnswer(request, response, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'malformed task creation result' }));
@@ -41,9 +40,9 @@ export async function registerCreatedTask(
     handle,
     kind: 'backend',
     owner: ownerOf(request),
-    upstream: tg.route.pool.upstream,
+    upstream: request.route.pool.upstream,
     instance: instance.url,
-    upstreamPath: tg.route.upstreamPath,
+    upstreamPath: request.route.upstreamPath,
     upstreamTaskId: fields.taskId,
     era,
     tool,
@@ -59,11 +58,11 @@ export async function registerCreatedTask(
     statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength, { handle, upstreamTaskId: fields.taskId }),
     readOnce: override?.readOnce ?? false,
     // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
-    ...(tg.trace ? { traceparent: tg.trace.taskLink() } : undefined),
+    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
     ...creatorOf(deps, request),
   };
 
-  if (era === 'modern' && !tg.declaresTasks) {
+  if (era === 'modern' && !request.declaresTasks) {
     // The backend broke a MUST: a task for a request that did not declare the extension.
     cancelRefused(deps, request, record, 'undeclared');
     return errorAnswer(
@@ -78,10 +77,11 @@ export async function registerCreatedTask(
     try {
       await countCreation(deps, record.owner);
     } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
+      const answer = toWireError(error);
+      if (!answer) throw error;
       cancelRefused(deps, request, record, 'rate');
-      tg.taskOutcome = 'throttled';
-      return errorAnswer(request, response, error);
+      request.taskOutcome = 'throttled';
+      return errorAnswer(request, response, answer);
     }
   }
   let outcome;
@@ -94,7 +94,7 @@ export async function registerCreatedTask(
   }
   if (outcome !== 'created') {
     cancelRefused(deps, request, record, outcome);
-    tg.taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     return errorAnswer(
       request,
       response,
@@ -106,21 +106,21 @@ export async function registerCreatedTask(
   presentTask(taskObject, record);
   // 2025 nests the task: the result around it (its _meta) may name the backend id as well.
   if (era === 'legacy') hideBackendId(response.result, record, 'meta');
-  tg.createdTask = record;
+  request.createdTask = record;
   deps.observer.created(record);
   return response;
 }
 
 /** The session the request used upstream: the task's own when the gateway pinned one. */
 
-function protocolVersionOf(request: FastifyRequest): string | undefined {
-  const header = request.headers['mcp-protocol-version'];
+function protocolVersionOf(request: TaskRequest): string | undefined {
+  const header = request.clientHeaders['mcp-protocol-version'];
   return typeof header === 'string' && header.length <= 32 ? header : undefined;
 }
 
-function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskRecord, reason: string): void {
+function cancelRefused(deps: TaskDeps, request: TaskRequest, record: TaskRecord, reason: string): void {
   request.log.warn({ reason, tool: record.tool, owner: record.owner }, 'task creation refused; cancelling it upstream');
-  deps.callUpstream(record, 'tasks/cancel', { reason: 'refused', during: request.tg.trace }).catch((error: unknown) => {
+  deps.callUpstream(record, 'tasks/cancel', { reason: 'refused', during: request.trace }).catch((error: unknown) => {
     request.log.warn({ err: error, upstream: record.upstream }, 'could not cancel a refused task upstream');
   });
 }
@@ -129,9 +129,9 @@ function cancelRefused(deps: TaskDeps, request: FastifyRequest, record: TaskReco
  * The error the client gets instead of a refused creation result. For a JSON reply the HTTP
  * status follows the error; inside an event stream the status has already been sent.
  */
-function errorAnswer(request: FastifyRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
-  request.tg.replyStatus = error.statusIn(request.tg.mcp!.era);
-  request.tg.replyHeaders = error.headers;
+function errorAnswer(request: TaskRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
+  request.replyStatus = error.statusIn(request.mcp!.era);
+  request.replyHeaders = error.headers;
   const body = renderErrorBody(error, response.id);
   return { kind: 'response', id: response.id, error: body.error, raw: { jsonrpc: '2.0' } };
 }

@@ -3,7 +3,7 @@
  * (tasks/list, early polls, refusals) or prepares the forward: the backend's task id in place
  * of the handle, the task's own instance and session, the policy's TTL cap.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from './task-request.js';
 import { GatewayError } from '../errors.js';
 import type { PollDecisionWithSnapshot } from '../store/store.js';
 import { declaresTasksExtension, TASKS_EXTENSION, type Era } from '../mcp/era.js';
@@ -34,8 +34,8 @@ export function governsMessage(message: McpMessage): boolean {
   return message.method.startsWith('tasks/') || GOVERNED_METHODS.has(message.method);
 }
 
-export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): Promise<LocalAnswer | undefined> {
-  const mcp = request.tg.mcp;
+export async function planTaskRequest(deps: TaskDeps, request: TaskRequest): Promise<LocalAnswer | undefined> {
+  const mcp = request.mcp;
   const message = mcp?.message;
   // A batch reaches this stage only when none of its messages is one this stage governs
   // (governsMessage): there is nothing in it to take over.
@@ -62,7 +62,7 @@ export async function planTaskRequest(deps: TaskDeps, request: FastifyRequest): 
 
 /** The registered interceptors, in order (extension-points.ts): the first answer wins. */
 /** A method a registered capability answers in the core's place (extension-points.ts). */
-async function takeOverMethod(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, era: Era): Promise<LocalAnswer | undefined> {
+async function takeOverMethod(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, era: Era): Promise<LocalAnswer | undefined> {
   for (const takeover of deps.extensions.methodTakeovers) {
     if (takeover.method !== message.method || (takeover.era !== undefined && takeover.era !== era)) continue;
     const answer = await takeover.takeOver(deps, request, message);
@@ -71,7 +71,7 @@ async function takeOverMethod(deps: TaskDeps, request: FastifyRequest, message: 
   return undefined;
 }
 
-async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+async function interceptToolCall(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
   for (const interceptor of deps.extensions.toolCallInterceptors) {
     const answer = await interceptor.interceptToolCall(deps, request, message);
     if (answer) return answer;
@@ -80,20 +80,19 @@ async function interceptToolCall(deps: TaskDeps, request: FastifyRequest, messag
 }
 
 /** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
-async function answerTaskList(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
-  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.tg.route.pool.upstream };
+async function answerTaskList(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
+  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.route.pool.upstream };
   const result = await listOwnTasks(deps, scope, paramsOf(message).cursor);
   // Audited (event "list") and counted like every task operation, once it succeeded.
-  request.tg.taskOutcome = 'allowed';
+  request.taskOutcome = 'allowed';
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 
-async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+async function prepareTaskOperation(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
   const params = paramsOf(message);
   const handle = params.taskId;
-  const tg = request.tg;
-  if (typeof handle === 'string') tg.requestedHandle = handle.slice(0, 64);
-  const scope: TaskScope = { owner: ownerOf(request), era: tg.mcp!.era, upstream: tg.route.pool.upstream };
+  if (typeof handle === 'string') request.requestedHandle = handle.slice(0, 64);
+  const scope: TaskScope = { owner: ownerOf(request), era: request.mcp!.era, upstream: request.route.pool.upstream };
   let record: TaskRecord;
   if (message.method === 'tasks/get') {
     // Lookup, scope check and poll decision are one store step (one round trip on Redis);
@@ -106,7 +105,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
     record = opened.record;
     const early = governPoll(deps, request, message, record, opened.decision);
     if (early) return early;
-    tg.snapshotTag = opened.decision.snapshotTag;
+    request.snapshotTag = opened.decision.snapshotTag;
   } else {
     const found = isHandleShaped(handle) ? await deps.store.getTask(handle) : undefined;
     if (!found) throw refuse(request, message, 'not_found');
@@ -116,17 +115,17 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
   if (message.method === 'tasks/result') holdResultWait(deps, request);
   const handler = taskKindHandler(deps, record);
   if (handler) {
-    tg.task = record;
-    tg.taskOutcome = 'allowed';
+    request.task = record;
+    request.taskOutcome = 'allowed';
     return handler.answer(deps, request, message, record);
   }
-  const instance = tg.route.pool.findInstance(record.instance);
+  const instance = request.route.pool.findInstance(record.instance);
   if (!instance) throw new GatewayError('TG_ERR_UPSTREAM_UNAVAILABLE', { detail: 'the instance holding the task is gone' });
-  tg.instance = instance;
-  tg.task = record;
-  tg.taskOutcome = 'allowed';
+  request.instance = instance;
+  request.task = record;
+  request.taskOutcome = 'allowed';
   params.taskId = record.upstreamTaskId;
-  tg.upstreamHeaders =
+  request.upstreamHeaders =
     record.era === 'modern'
       ? { 'mcp-name': record.upstreamTaskId }
       : { 'mcp-session-id': record.upstreamSession ?? null };
@@ -135,20 +134,20 @@ async function prepareTaskOperation(deps: TaskDeps, request: FastifyRequest, mes
 }
 
 /** Unknown, expired and foreign look the same to the client; only the log tells them apart. */
-function refuse(request: FastifyRequest, message: JsonRpcRequest, reason: 'not_found' | 'denied'): GatewayError {
+function refuse(request: TaskRequest, message: JsonRpcRequest, reason: 'not_found' | 'denied'): GatewayError {
   request.log.info({ rpcMethod: message.method, reason, owner: ownerOf(request) }, 'task request refused');
-  request.tg.taskOutcome = reason;
+  request.taskOutcome = reason;
   return new GatewayError('TG_ERR_TASK_NOT_FOUND');
 }
 
 /** Applies the store's poll decision: undefined to forward, else the early answer (or a 429). */
-function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest, record: TaskRecord, decision: PollDecisionWithSnapshot): LocalAnswer | undefined {
+function governPoll(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord, decision: PollDecisionWithSnapshot): LocalAnswer | undefined {
   const poll = deps.policy.poll;
-  request.tg.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
+  request.pollOutcome = decision.verdict === 'forward' ? 'forwarded' : decision.verdict === 'early' && poll.mode === 'cached' ? 'cached' : 'rejected';
   if (decision.verdict === 'forward') return undefined;
   if (decision.verdict === 'abusive') deps.observer.pollAbuse(record, ownerOf(request));
   if (decision.verdict === 'abusive' || poll.mode === 'reject') {
-    request.tg.taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     throw new GatewayError('TG_ERR_POLL_TOO_EARLY', {
       headers: { 'retry-after': String(seconds) },
@@ -159,20 +158,20 @@ function governPoll(deps: TaskDeps, request: FastifyRequest, message: JsonRpcReq
     const result = answerFromRecord(record);
     if (!result) {
       // Nothing the record alone can say validly: this early poll is forwarded after all.
-      request.tg.pollOutcome = 'forwarded';
+      request.pollOutcome = 'forwarded';
       return undefined;
     }
-    request.tg.taskOutcome = 'allowed';
-    request.tg.task = record;
-    request.tg.statusSeen = record.status;
+    request.taskOutcome = 'allowed';
+    request.task = record;
+    request.statusSeen = record.status;
     return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
   }
-  request.tg.taskOutcome = 'allowed';
-  request.tg.task = record;
+  request.taskOutcome = 'allowed';
+  request.task = record;
   // The snapshot is this task's own last answer, already rewritten for its owner and stored
   // as the JSON text it was sent as: it goes out as that text, read only for the status seen.
   const status = (JSON.parse(decision.snapshot) as { status?: unknown }).status;
-  request.tg.statusSeen = isTaskStatus(status) ? status : record.status;
+  request.statusSeen = isTaskStatus(status) ? status : record.status;
   return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${decision.snapshot}}` };
 }
 
@@ -192,27 +191,27 @@ function answerFromRecord(record: TaskRecord): Record<string, unknown> | undefin
  * 2025 tasks/result may block until the task ends: each open one holds a connection here and
  * upstream, so a principal may hold only so many at once. Released when the answer ends.
  */
-function holdResultWait(deps: TaskDeps, request: FastifyRequest): void {
+function holdResultWait(deps: TaskDeps, request: TaskRequest): void {
   const owner = ownerOf(request);
   const open = deps.resultWaits.get(owner) ?? 0;
   if (open >= deps.policy.maxResultWaitsPerPrincipal) {
-    request.tg.taskOutcome = 'throttled';
+    request.taskOutcome = 'throttled';
     throw new GatewayError('TG_ERR_RATE_LIMITED', { detail: 'too many open tasks/result waits', headers: { 'retry-after': '1' } });
   }
   deps.resultWaits.set(owner, open + 1);
-  request.tg.releaseResultWait = () => {
+  request.releaseResultWait = () => {
     const left = (deps.resultWaits.get(owner) ?? 1) - 1;
     if (left > 0) deps.resultWaits.set(owner, left);
     else deps.resultWaits.delete(owner);
   };
 }
 
-async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<undefined> {
+async function prepareToolCall(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<undefined> {
   const params = paramsOf(message);
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
-  request.tg.toolName = tool;
-  if (request.tg.mcp!.era === 'modern') {
-    request.tg.declaresTasks = declaresTasksExtension(message);
+  request.toolName = tool;
+  if (request.mcp!.era === 'modern') {
+    request.declaresTasks = declaresTasksExtension(message);
     return undefined;
   }
   if (!isObject(params.task)) return undefined;
@@ -229,11 +228,10 @@ async function prepareToolCall(deps: TaskDeps, request: FastifyRequest, message:
 }
 
 /** A client's answer to a server→client request the gateway relayed under its own id. */
-async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
+async function routeClientResponse(deps: TaskDeps, request: TaskRequest, message: JsonRpcResponse): Promise<LocalAnswer | undefined> {
   if (!isServerRequestId(message.id)) return undefined;
   const route = await deps.store.takeServerRequest(message.id);
-  const tg = request.tg;
-  if (!route || route.upstream !== tg.route.pool.upstream) return undefined;
+  if (!route || route.upstream !== request.route.pool.upstream) return undefined;
   for (const taker of deps.extensions.clientResponses) {
     const answer = await taker.takeClientResponse(deps, request, route, message);
     if (answer) return answer;
@@ -242,11 +240,11 @@ async function routeClientResponse(deps: TaskDeps, request: FastifyRequest, mess
     const handle = route.handle;
     await Promise.all(deps.extensions.taskKinds.map((kind) => kind.inputAnswered(handle, message.id as string)));
   }
-  const instance = tg.route.pool.findInstance(route.instance);
+  const instance = request.route.pool.findInstance(route.instance);
   if (!instance) return undefined;
   message.id = route.upstreamId;
-  tg.instance = instance;
-  tg.upstreamHeaders = { 'mcp-session-id': route.upstreamSession ?? null };
+  request.instance = instance;
+  request.upstreamHeaders = { 'mcp-session-id': route.upstreamSession ?? null };
   rewriteBody(request, message);
   return undefined;
 }
@@ -265,6 +263,6 @@ function paramsOf(message: JsonRpcRequest): Record<string, unknown> {
   return params;
 }
 
-function rewriteBody(request: FastifyRequest, message: JsonRpcRequest | JsonRpcResponse): void {
-  request.tg.mcp!.body = Buffer.from(serializeMessage(message));
+function rewriteBody(request: TaskRequest, message: JsonRpcRequest | JsonRpcResponse): void {
+  request.mcp!.body = Buffer.from(serializeMessage(message));
 }

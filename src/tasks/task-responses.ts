@@ -4,7 +4,7 @@
  * handles wherever they travel; the records learn each status the backend reports; the
  * gateway's lifetimes and poll intervals replace the backend's.
  */
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from './task-request.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { MessageHook, MessageRewrite } from '../mcp/json-reply.js';
 import { mintServerRequestId } from './handle.js';
@@ -18,7 +18,7 @@ import { nextState, presentPolledAnswer } from './poll-answer.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
-export function createTaskResponseHook(deps: TaskDeps, request: FastifyRequest): MessageHook {
+export function createTaskResponseHook(deps: TaskDeps, request: TaskRequest): MessageHook {
   return async (message) => {
     if (message.kind === 'response') return rewriteResponse(deps, request, message);
     if (message.kind === 'request') return rewriteServerRequest(deps, request, message);
@@ -26,12 +26,12 @@ export function createTaskResponseHook(deps: TaskDeps, request: FastifyRequest):
   };
 }
 
-async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse): Promise<MessageRewrite> {
-  const sent = request.tg.mcp?.message;
+async function rewriteResponse(deps: TaskDeps, request: TaskRequest, response: JsonRpcResponse): Promise<MessageRewrite> {
+  const sent = request.mcp?.message;
   const answersThisRequest = sent?.kind === 'request' && sent.id === response.id;
   const method = answersThisRequest ? sent.method : undefined;
-  const era = request.tg.mcp?.era ?? 'legacy';
-  const record = request.tg.task;
+  const era = request.mcp?.era ?? 'legacy';
+  const record = request.task;
 
   if (response.error) {
     // Backend errors about a task may quote its id, in the message or the data; the client
@@ -52,7 +52,7 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   // A creation result, on the POST stream or replayed on a resumed GET stream.
   const created = creationTaskObject(result, era);
   if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
-    return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.tg.toolName ?? 'unknown') : 'unknown');
+    return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.toolName ?? 'unknown') : 'unknown');
   }
   if (record && answersThisRequest) {
     if (method === 'tasks/cancel' && era === 'legacy') {
@@ -79,7 +79,7 @@ async function rewriteResponse(deps: TaskDeps, request: FastifyRequest, response
   return (await hideInMessage(deps, request, result, 'meta')) ? response : undefined;
 }
 
-function filterResult(deps: TaskDeps, request: FastifyRequest, method: string | undefined, result: JsonObject): boolean {
+function filterResult(deps: TaskDeps, request: TaskRequest, method: string | undefined, result: JsonObject): boolean {
   if (method === undefined) return false;
   let changed = false;
   for (const filter of deps.extensions.resultFilters) changed = filter.filterResult(request, method, result) || changed;
@@ -87,12 +87,12 @@ function filterResult(deps: TaskDeps, request: FastifyRequest, method: string | 
 }
 
 /** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
-async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
+async function presentPolledTask(deps: TaskDeps, request: TaskRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
   const presented = presentPolledAnswer(deps.policy, record, result);
   if (!presented) return response;
   const { patch, updated } = presented;
-  request.tg.statusSeen = updated.status;
-  const method = request.tg.mcp?.message?.kind === 'request' ? request.tg.mcp.message.method : undefined;
+  request.statusSeen = updated.status;
+  const method = request.mcp?.message?.kind === 'request' ? request.mcp.message.method : undefined;
   if (method !== 'tasks/get') {
     // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
     // record does.
@@ -108,7 +108,7 @@ async function presentPolledTask(deps: TaskDeps, request: FastifyRequest, respon
   const snapshot = JSON.stringify(result);
   // The client gets the same text the snapshot holds: the result is not serialised twice.
   response.resultText = snapshot;
-  const written = deps.store.recordPoll(record, patch, snapshot, request.tg.snapshotTag);
+  const written = deps.store.recordPoll(record, patch, snapshot, request.snapshotTag);
   // Listeners on every replica hear of a status this poll was the first to see (src/push/).
   if (updated.status !== record.status) written.then(() => deps.store.events.publish(record.handle)).catch(() => undefined);
   if (delivered || movesIndexes) {
@@ -156,22 +156,21 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
 }
 
 /** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
-async function rewriteServerRequest(deps: TaskDeps, request: FastifyRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
+async function rewriteServerRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
   // The question is the task's, for the client: only its _meta is the gateway's.
   const changed = isObject(message.params) && (await hideInMessage(deps, request, message.params, 'meta'));
-  const tg = request.tg;
-  if (!tg.instance) return changed ? message : undefined;
+  if (!request.instance) return changed ? message : undefined;
   const id = mintServerRequestId();
   await deps.store.putServerRequest(
     id,
-    { upstream: tg.route.pool.upstream, instance: tg.instance.url, upstreamSession: upstreamSessionOf(request), upstreamId: message.id },
+    { upstream: request.route.pool.upstream, instance: request.instance.url, upstreamSession: upstreamSessionOf(request), upstreamId: message.id },
     SERVER_REQUEST_TTL_MS,
   );
   message.id = id;
   return message;
 }
 
-async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, message: JsonRpcNotification): Promise<MessageRewrite> {
+async function rewriteNotification(deps: TaskDeps, request: TaskRequest, message: JsonRpcNotification): Promise<MessageRewrite> {
   if (!isObject(message.params)) return undefined;
   if (message.method === 'notifications/tasks/status' || message.method === 'notifications/tasks') {
     const era = message.method === 'notifications/tasks' ? 'modern' : 'legacy';
@@ -193,9 +192,9 @@ async function rewriteNotification(deps: TaskDeps, request: FastifyRequest, mess
  * _meta names), with the backend id hidden (backend-ids.ts) in the parts `shape` allows. True
  * when the holder changed; false when it names no task (nothing to rewrite).
  */
-async function hideInMessage(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, shape: Shape): Promise<boolean> {
-  const related = await rewriteRelatedTask(deps, request, holder, request.tg.task);
-  const record = related.record ?? request.tg.task;
+async function hideInMessage(deps: TaskDeps, request: TaskRequest, holder: JsonObject, shape: Shape): Promise<boolean> {
+  const related = await rewriteRelatedTask(deps, request, holder, request.task);
+  const record = related.record ?? request.task;
   const hidden = record !== undefined && hideBackendId(holder, record, shape);
   return related.changed || hidden;
 }
@@ -204,7 +203,7 @@ async function hideInMessage(deps: TaskDeps, request: FastifyRequest, holder: Js
  * `_meta["io.modelcontextprotocol/related-task"].taskId` → the handle, or the key removed;
  * `record` is the task it named, when the gateway holds one.
  */
-async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<{ changed: boolean; record?: TaskRecord }> {
+async function rewriteRelatedTask(deps: TaskDeps, request: TaskRequest, holder: JsonObject, known: TaskRecord | undefined): Promise<{ changed: boolean; record?: TaskRecord }> {
   const meta = holder._meta;
   if (!isObject(meta) || !isObject(meta[RELATED_TASK])) return { changed: false };
   const related = meta[RELATED_TASK];
@@ -221,12 +220,12 @@ async function rewriteRelatedTask(deps: TaskDeps, request: FastifyRequest, holde
   return { changed: true, record };
 }
 
-async function recordOfUpstreamTask(deps: TaskDeps, request: FastifyRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {
-  const known = request.tg.task;
+async function recordOfUpstreamTask(deps: TaskDeps, request: TaskRequest, upstreamTaskId: string): Promise<TaskRecord | undefined> {
+  const known = request.task;
   if (known?.upstreamTaskId === upstreamTaskId) return known;
-  const instance = request.tg.instance;
+  const instance = request.instance;
   if (!instance) return undefined;
-  const handle = await deps.store.findTaskHandle(request.tg.route.pool.upstream, instance.url, upstreamTaskId);
+  const handle = await deps.store.findTaskHandle(request.route.pool.upstream, instance.url, upstreamTaskId);
   const record = handle === undefined ? undefined : await deps.store.getTask(handle);
   // A task the gateway runs itself has no backend id: nothing a backend says can be about it.
   return record?.kind === 'backend' ? record : undefined;

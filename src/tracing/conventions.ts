@@ -22,11 +22,11 @@ import {
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
 } from '@opentelemetry/semantic-conventions';
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { claimedProtocolVersion, requestMeta } from '../mcp/era.js';
 import { isPlainObject, type JsonRpcNotification, type JsonRpcRequest, type McpMessage } from '../mcp/jsonrpc.js';
+import type { TaskFacts } from '../observability/exchange-facts.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
-import type { TaskRecord } from '../task-model/task-record.js';
 
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
 export const ATTR_MCP_PROTOCOL_VERSION = 'mcp.protocol.version';
@@ -84,8 +84,18 @@ function nameParam(message: JsonRpcRequest | JsonRpcNotification): string | unde
 }
 
 /** The MCP attributes shared by the server span and the upstream call's client span. */
-export function mcpAttributes(facts: McpFacts, request: FastifyRequest, sessionId: string | undefined): Attributes {
-  const tg = request.tg;
+/** What the attributes read of a request. */
+export interface AttributedRequest {
+  readonly route: { readonly path: string; readonly pool: { readonly upstream: string } };
+  readonly mcp?: { readonly era: string };
+  readonly clientHeaders: IncomingHttpHeaders;
+  readonly httpMethod: string;
+  readonly clientIp: string;
+  readonly httpVersion: string;
+}
+
+export function mcpAttributes(facts: McpFacts, request: AttributedRequest, sessionId: string | undefined): Attributes {
+  const tg = request;
   const attributes: Attributes = { [ATTR_TASKGATE_UPSTREAM]: tg.route.pool.upstream };
   if (tg.mcp) attributes[ATTR_TASKGATE_ERA] = tg.mcp.era;
   const message = facts.message;
@@ -106,8 +116,8 @@ export function mcpAttributes(facts: McpFacts, request: FastifyRequest, sessionI
   return attributes;
 }
 
-function protocolVersionOf(request: FastifyRequest, message: JsonRpcRequest | JsonRpcNotification | undefined): string | undefined {
-  const header = request.headers['mcp-protocol-version'];
+function protocolVersionOf(request: AttributedRequest, message: JsonRpcRequest | JsonRpcNotification | undefined): string | undefined {
+  const header = request.clientHeaders['mcp-protocol-version'];
   if (typeof header === 'string' && header.length <= 32) return header;
   if (!message) return undefined;
   const claimed = claimedProtocolVersion(message);
@@ -118,13 +128,13 @@ function protocolVersionOf(request: FastifyRequest, message: JsonRpcRequest | Js
 }
 
 /** The transport of the client's request, for the server span. */
-export function serverTransportAttributes(request: FastifyRequest): Attributes {
+export function serverTransportAttributes(request: AttributedRequest): Attributes {
   return {
-    [ATTR_HTTP_REQUEST_METHOD]: request.method,
-    [ATTR_HTTP_ROUTE]: request.tg.route.path,
-    [ATTR_CLIENT_ADDRESS]: request.ip,
+    [ATTR_HTTP_REQUEST_METHOD]: request.httpMethod,
+    [ATTR_HTTP_ROUTE]: request.route.path,
+    [ATTR_CLIENT_ADDRESS]: request.clientIp,
     [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
-    [ATTR_NETWORK_PROTOCOL_VERSION]: request.raw.httpVersion,
+    [ATTR_NETWORK_PROTOCOL_VERSION]: request.httpVersion,
     [ATTR_NETWORK_TRANSPORT]: 'tcp',
   };
 }
@@ -140,18 +150,8 @@ export function upstreamTransportAttributes(method: string, endpoint: URL): Attr
   };
 }
 
-/** What the tasks stage decided and saw about one request (the request context has these). */
-export interface TaskFacts {
-  readonly task?: TaskRecord;
-  readonly createdTask?: TaskRecord;
-  readonly requestedHandle?: string;
-  readonly statusSeen?: TaskRecord['status'];
-  readonly taskOutcome?: string;
-  readonly pollOutcome?: string;
-}
-
 /** What the tasks stage decided and saw, read once the request is over. Never a raw handle. */
-export function taskAttributes(tg: TaskFacts, hashHandle: HandleHasher): Attributes | undefined {
+export function taskAttributes(tg: Readonly<TaskFacts>, hashHandle: HandleHasher): Attributes | undefined {
   const record = tg.createdTask ?? tg.task;
   const handle = record?.handle ?? tg.requestedHandle;
   if (handle === undefined && tg.taskOutcome === undefined) return undefined;

@@ -1,7 +1,7 @@
 /**
  * The spans of one client request: its server span, and a client span for each call to the
  * backend made to answer it (a refused connection that fails over makes two). Exists only
- * with tracing on (`request.tg.trace`); every stage reaches it through that optional field, so
+ * with tracing on (the exchange's `trace`); every stage reaches it through that optional field, so
  * with tracing off a request pays one property read per stage and nothing else.
  *
  * The server span is started the first time something needs it, not when the request arrives:
@@ -10,12 +10,14 @@
  * Its start time is still the request's arrival.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { describeError } from '../errors.js';
 import type { MessageHook } from '../mcp/json-reply.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { isJson } from '../mcp/media-type.js';
+import type { ErrorCode } from '../errors.js';
+import type { McpContext } from '../mcp/mcp-stage.js';
+import type { ExchangeRecord } from '../observability/exchange-facts.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
 import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import {
@@ -43,6 +45,15 @@ export interface SpanSource {
   readonly hashHandle: HandleHasher;
 }
 
+/** What the spans read of the request they trace: the exchange, and its transport. */
+export interface TracedRequest extends ExchangeRecord {
+  readonly mcp?: McpContext;
+  readonly clientHeaders: IncomingHttpHeaders;
+  readonly httpVersion: string;
+  readonly sessionId?: string;
+  readonly upstreamHeaders?: Record<string, string | null>;
+}
+
 interface UpstreamResponseView {
   readonly statusCode: number;
   readonly headers: Record<string, string | string[] | undefined>;
@@ -60,14 +71,11 @@ export class RequestTrace {
   private answer: McpMessage | undefined;
   private finished = false;
 
+  /** The pipeline calls finish() when the response closes, finished or cut off by the client. */
   constructor(
     private readonly source: SpanSource,
-    private readonly request: FastifyRequest,
-    reply: FastifyReply,
-  ) {
-    // 'close' comes for every response, finished or cut off by the client.
-    reply.raw.once('close', () => this.finish(reply));
-  }
+    private readonly request: TracedRequest,
+  ) {}
 
   /** The context whose span is this request's server span (started now if not yet). */
   get context(): Context {
@@ -92,12 +100,12 @@ export class RequestTrace {
   startUpstreamCall(headers: IncomingHttpHeaders, endpoint: URL, body?: Buffer): Buffer | undefined {
     this.upstream?.end();
     this.endsWithAnswer = false;
-    const tg = this.request.tg;
-    const facts = mcpFactsOf(tg.mcp?.message, this.request.method);
+    const tg = this.request;
+    const facts = mcpFactsOf(tg.mcp?.message, tg.httpMethod);
     const span = this.source.tracer.startSpan(facts.name, { kind: SpanKind.CLIENT }, this.context);
     if (span.isRecording()) {
-      span.setAttributes(mcpAttributes(facts, this.request, upstreamSessionOf(this.request)));
-      span.setAttributes(upstreamTransportAttributes(this.request.method, endpoint));
+      span.setAttributes(mcpAttributes(facts, tg, upstreamSessionOf(tg)));
+      span.setAttributes(upstreamTransportAttributes(tg.httpMethod, endpoint));
       if (tg.task) span.setAttribute(ATTR_TASK_HANDLE_HASH, this.source.hashHandle(tg.task.handle));
     }
     const call = new UpstreamSpan(span);
@@ -116,7 +124,7 @@ export class RequestTrace {
     if (!call) return;
     call.responded(res.statusCode);
     const contentType = res.headers['content-type'];
-    this.endsWithAnswer = this.request.tg.mcp?.message?.kind === 'request' && isJson(Array.isArray(contentType) ? contentType[0] : contentType);
+    this.endsWithAnswer = this.request.mcp?.message?.kind === 'request' && isJson(Array.isArray(contentType) ? contentType[0] : contentType);
     if (!this.endsWithAnswer) res.stream.once('close', () => call.end());
   }
 
@@ -132,7 +140,7 @@ export class RequestTrace {
    * client got: the server span's).
    */
   observeMessages(hook: MessageHook): MessageHook {
-    const sent = this.request.tg.mcp?.message;
+    const sent = this.request.mcp?.message;
     if (sent?.kind !== 'request') return hook;
     return async (message) => {
       if (message.kind !== 'response' || message.id !== sent.id) return hook(message);
@@ -148,12 +156,11 @@ export class RequestTrace {
 
   private serverSpan(): Span {
     if (this.server) return this.server;
-    const request = this.request;
-    const tg = request.tg;
-    const facts = mcpFactsOf(tg.mcp?.message, request.method);
+    const tg = this.request;
+    const facts = mcpFactsOf(tg.mcp?.message, tg.httpMethod);
     // MCP-level context (params._meta) is the parent; a different one in the headers is linked.
     const fromMeta = remoteSpanContext(metaOf(tg.mcp?.message));
-    const fromHeaders = remoteSpanContext(request.headers);
+    const fromHeaders = remoteSpanContext(tg.clientHeaders);
     const parent = fromMeta ?? fromHeaders;
     const links: Link[] = fromMeta && fromHeaders && fromHeaders.spanId !== fromMeta.spanId ? [{ context: fromHeaders, attributes: { [ATTR_TASKGATE_LINK]: 'http_parent' } }] : [];
     const span = this.source.tracer.startSpan(
@@ -162,31 +169,31 @@ export class RequestTrace {
       parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
     );
     if (span.isRecording()) {
-      span.setAttributes(serverTransportAttributes(request));
-      span.setAttributes(mcpAttributes(facts, request, tg.sessionId));
+      span.setAttributes(serverTransportAttributes(tg));
+      span.setAttributes(mcpAttributes(facts, tg, tg.sessionId));
     }
     this.server = span;
     this.serverContext = trace.setSpan(ROOT_CONTEXT, span);
     return span;
   }
 
-  private finish(reply: FastifyReply): void {
+  /** The response is over (`rejection`: the catalogue code the gateway answered with, if any). */
+  finish(statusCode: number, rejection: ErrorCode | undefined): void {
     if (this.finished) return;
     this.finished = true;
     const span = this.serverSpan();
     // Whatever call is still open (a reply the gateway could not read) ends with the request.
     this.upstream?.end();
-    if (span.isRecording()) this.recordOutcome(span, reply);
+    if (span.isRecording()) this.recordOutcome(span, statusCode, rejection);
     span.end(performance.now());
   }
 
-  private recordOutcome(span: Span, reply: FastifyReply): void {
-    const tg = this.request.tg;
-    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
+  private recordOutcome(span: Span, statusCode: number, rejection: ErrorCode | undefined): void {
+    const tg = this.request;
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);
     const tasks = taskAttributes(tg, this.source.hashHandle);
     if (tasks) span.setAttributes(tasks);
     if (tg.abort.aborted) span.setAttribute(ATTR_TASKGATE_ABORTED, true);
-    const rejection = this.request.rejection;
     if (rejection !== undefined) {
       // The gateway answered with an error of its catalogue: its code, and its fixed message.
       const described = describeError(rejection);
@@ -200,8 +207,8 @@ export class RequestTrace {
       if (outcome.rpcCode !== undefined) span.setAttribute(ATTR_RPC_RESPONSE_STATUS_CODE, outcome.rpcCode);
       span.setAttribute(ATTR_ERROR_TYPE, outcome.errorType);
       span.setStatus({ code: SpanStatusCode.ERROR });
-    } else if (reply.statusCode >= 500) {
-      span.setAttribute(ATTR_ERROR_TYPE, String(reply.statusCode));
+    } else if (statusCode >= 500) {
+      span.setAttribute(ATTR_ERROR_TYPE, String(statusCode));
       span.setStatus({ code: SpanStatusCode.ERROR });
     }
   }

@@ -12,13 +12,13 @@
  * How to use it (with tracing off `snapshot.tracing` is undefined and none of this runs):
  *
  *     // when the task is created, in the creating request (TaskRecord.traceparent is set this way):
- *     const link = request.tg.trace?.taskLink();               // a W3C traceparent string, storable
+ *     const link = request.trace?.taskLink();                        // a W3C traceparent string, storable
  *     // for every backend call made for the task, later, on any replica:
  *     const span = snapshot.tracing?.startTaskCall({
  *       upstream: record.upstream, instance: record.instance,   // who is called
  *       task: record,                                           // once the task exists: handle, tool, status, traceparent
  *       method: 'tools/call', tool: record.tool, reason: 'run',
- *       during: request?.tg.trace,                              // when a client request is being served
+ *       during: request?.trace,                                       // when a client request is being served
  *     });
  *     span?.injectHeaders(headers);                             // traceparent / tracestate headers
  *     span?.injectMeta(params);                                 // and the same in params._meta

@@ -5,7 +5,6 @@
  * policy, and is undefined with tracing off, so nothing on the request path builds a span,
  * reads a traceparent or rewrites a body then.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -23,7 +22,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import type { TracingConfig } from '../config/sections/tracing.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
-import { RequestTrace, type SpanSource } from './request-trace.js';
+import { RequestTrace, type TracedRequest, type SpanSource } from './request-trace.js';
 import { startTaskCall, type TaskCallOptions, type TaskCallSpan } from './task-calls.js';
 
 export interface TracingDeps {
@@ -64,9 +63,9 @@ export class Tracing implements SpanSource {
     return new Tracing(provider, deps.hashHandle);
   }
 
-  /** The spans of one client request; called as the request starts (request.tg.trace). */
-  traceRequest(request: FastifyRequest, reply: FastifyReply): RequestTrace {
-    return new RequestTrace(this, request, reply);
+  /** The spans of one client request; called as the request starts (the exchange's trace). */
+  traceRequest(request: TracedRequest): RequestTrace {
+    return new RequestTrace(this, request);
   }
 
   /** A client span for a call the gateway makes to a backend for a task (see task-calls.ts). */

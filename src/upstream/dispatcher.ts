@@ -1,20 +1,11 @@
 /**
- * The undici dispatcher behind each upstream: keep-alive pools per instance, the upstream's
- * timeouts, and cancellation tied to the client's connection.
- *
- * @fastify/reply-from calls `dispatcher.request(opts, callback)` without an AbortSignal, so
- * an upstream request would run on after its client left until the upstream answered. The
- * gateway passes each client request's ClientAbort (an emitter undici accepts as a signal)
- * through a symbol-keyed property on the request headers (reply-from copies headers with
- * Object.assign, which keeps own symbol properties) and this Agent moves it to `opts.signal`,
- * where undici's request API honours it. Symbol keys never reach the wire: undici serialises
- * string keys only, and the property is removed before dispatch anyway. (JSON-RPC POSTs are
- * sent by forwardBody, which passes the signal itself.)
+ * The undici dispatchers behind the upstreams: an UpstreamAgent per upstream (keep-alive
+ * pools per instance, the upstream's timeouts), and the RouteDispatcher that
+ * @fastify/http-proxy is registered with.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent, Dispatcher } from 'undici';
 import type { ClientAbort } from './client-abort.js';
-
-export const kClientSignal = Symbol('taskgate.clientSignal');
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -22,8 +13,6 @@ export interface UpstreamTimeouts {
   /** 0 disables the idle timer between body chunks (long SSE streams). */
   bodyMs: number;
 }
-
-type RequestOptions = Dispatcher.RequestOptions;
 
 export class UpstreamAgent extends Agent {
   constructor(timeouts: UpstreamTimeouts, connectionsPerInstance: number) {
@@ -34,49 +23,58 @@ export class UpstreamAgent extends Agent {
       bodyTimeout: timeouts.bodyMs,
     });
   }
+}
+
+/** What a request relayed through reply-from is sent with: its route's agent and its client's abort. */
+export interface RelayedCall {
+  readonly agent: UpstreamAgent;
+  readonly signal: ClientAbort;
+}
+
+type RequestOptions = Dispatcher.RequestOptions;
+
+/**
+ * The one dispatcher @fastify/http-proxy (reply-from) is registered with, for the requests it
+ * relays (GET streams, DELETE, other methods; JSON-RPC POSTs go through BackendRoute.forward).
+ *
+ * reply-from takes its dispatcher once, at registration, but each route's upstream has an agent
+ * of its own and the routes come from the current policy snapshot; and it passes no abort
+ * signal, so an upstream request would run on after its client left until the upstream
+ * answered. None of its documented options carries a per-request dispatcher or signal
+ * (`undici` is fixed at registration; `getUpstream` and `rewriteRequestHeaders` return a URL and
+ * headers). So the pipeline runs `reply.from()` inside `relay(call, …)`, and this dispatcher
+ * reads the call from Node's AsyncLocalStorage: reply-from dispatches within that call (its
+ * retries on a timer too, which keeps the async context), and nothing of ours travels in its
+ * arguments. It owns no connections, so closing it closes nothing (the agents close with their
+ * snapshot).
+ */
+export class RouteDispatcher extends Dispatcher {
+  private readonly calls = new AsyncLocalStorage<RelayedCall>();
+
+  /** Runs `send` (a reply.from) so that what it dispatches goes with `call`'s agent and signal. */
+  relay<T>(call: RelayedCall, send: () => T): T {
+    return this.calls.run(call, send);
+  }
 
   // The overload set of Dispatcher#request (promise and callback forms) cannot be restated
   // in a subclass without widening it, so the override is typed loosely and narrowed inside.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override request(options: RequestOptions, callback?: any): any {
-    const headers = options.headers as Record<string | symbol, unknown> | undefined;
-    const signal = headers?.[kClientSignal] as ClientAbort | undefined;
-    if (headers && signal) {
-      delete headers[kClientSignal];
-      options = { ...options, signal };
-      if (typeof callback === 'function') {
-        const answer = callback as (error: Error | null, data?: unknown) => void;
-        // The client hung up: reply-from would log the abort as a failed upstream request
-        // (warn), and there is nobody to answer. The hang-up has its own line (proxy-route.ts).
-        callback = (error: Error | null, data?: unknown) => {
-          if (error && signal.aborted) return;
-          answer(error, data);
-        };
-      }
-    }
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return callback ? super.request(options, callback) : (super.request as any)(options);
-  }
-}
-
-/** Carries the upstream's agent from buildUpstreamRequestHeaders to RouteDispatcher, like kClientSignal. */
-export const kUpstreamAgent = Symbol('taskgate.upstreamAgent');
-
-/**
- * The one dispatcher @fastify/http-proxy (reply-from) is registered with. reply-from takes its
- * dispatcher once, at registration, but each route's upstream has an agent of its own, and the
- * routes come from the current policy snapshot, not from registration: this hands each
- * request to the agent its route chose. It owns no connections, so closing it closes nothing
- * (the agents close with their snapshot).
- */
-export class RouteDispatcher extends Dispatcher {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  override request(options: RequestOptions, callback?: any): any {
-    return agentOf(options).request(options, callback);
+    const call = this.current();
+    const signal = call.signal;
+    const sent = { ...options, signal };
+    if (typeof callback !== 'function') return call.agent.request(sent);
+    const answer = callback as (error: Error | null, data?: unknown) => void;
+    // The client hung up: reply-from would log the abort as a failed upstream request (warn),
+    // and there is nobody to answer. The hang-up has its own line (pipeline/mcp-routes.ts).
+    return call.agent.request(sent, (error: Error | null, data?: unknown) => {
+      if (error && signal.aborted) return;
+      answer(error, data as Dispatcher.ResponseData);
+    });
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    return agentOf(options).dispatch(options, handler);
+    return this.current().agent.dispatch(options, handler);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -91,13 +89,11 @@ export class RouteDispatcher extends Dispatcher {
     if (callback) queueMicrotask(callback);
     else return Promise.resolve();
   }
-}
 
-function agentOf(options: { headers?: unknown }): UpstreamAgent {
-  const headers = options.headers as Record<symbol, unknown> | undefined;
-  const agent = headers?.[kUpstreamAgent] as UpstreamAgent | undefined;
-  // Every request reply-from sends went through buildUpstreamRequestHeaders; this is a defect.
-  if (!agent) throw new Error('upstream request without its route\'s agent');
-  delete headers![kUpstreamAgent];
-  return agent;
+  private current(): RelayedCall {
+    const call = this.calls.getStore();
+    // Every request reply-from sends is sent from within relay(); this is a defect.
+    if (!call) throw new Error('upstream request outside RouteDispatcher.relay');
+    return call;
+  }
 }

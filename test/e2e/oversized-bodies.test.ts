@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LINGER_MS } from '../../src/listener/lingering-close.js';
+import { LINGER_MS } from '../../src/pipeline/lingering-close.js';
 import { startStack, type Stack } from './harness.js';
 import { connectRaw, parseResponse, postHead } from './raw-socket.js';
 

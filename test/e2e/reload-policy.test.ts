@@ -77,10 +77,10 @@ describe('policy reload', () => {
   it('keeps the agent of an unchanged upstream, and closes a replaced one only once its request is done', async () => {
     const before = stack.gw.gateway.policy;
     const agent = before.agents.get('tools')!;
-    const pool = before.matchRoute('/mcp')!.pool;
+    const pool = before.matchRoute('/mcp')!.backend.pool;
     await stack.gw.gateway.reload(policy({ ...ROUTES_BOTH, logging: { level: 'info' } }));
     assert.equal(stack.gw.gateway.policy.agents.get('tools'), agent, 'a route change keeps the agent');
-    assert.equal(stack.gw.gateway.policy.matchRoute('/mcp')!.pool, pool, 'and the pool, with its cool-downs');
+    assert.equal(stack.gw.gateway.policy.matchRoute('/mcp')!.backend.pool, pool, 'and the pool, with its cool-downs');
 
     const client = new Client({ name: 'in-flight', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(stack.gw.url)));

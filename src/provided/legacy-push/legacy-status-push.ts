@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Transform } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../../tasks/task-request.js';
 import type { TaskRecord } from '../../task-model/task-record.js';
 import { ownerOf } from '../../tasks/task-context.js';
 import { SessionOutput } from './session-output.js';
@@ -43,13 +43,12 @@ export class LegacyStatusPush {
    * The stream to send the client for a relayed event stream: for a 2025 session's standalone
    * GET, one that also carries the session's task status notifications; otherwise `tap` itself.
    */
-  attach(request: FastifyRequest, tap: Transform): Transform {
-    const tg = request.tg;
-    if (request.method !== 'GET' || tg.sessionId === undefined) return tap;
-    const upstream = tg.route.pool.upstream;
+  attach(request: TaskRequest, tap: Transform): Transform {
+    if (request.httpMethod !== 'GET' || request.sessionId === undefined) return tap;
+    const upstream = request.route.pool.upstream;
     // An upstream the gateway runs no tasks for has nothing to push.
-    if (tg.snapshot.config.upstreams[upstream]?.providedTasks === undefined) return tap;
-    const key: SessionKey = { owner: ownerOf(request), upstream, session: tg.sessionId };
+    if (request.route.config.providedTasks === undefined) return tap;
+    const key: SessionKey = { owner: ownerOf(request), upstream, session: request.sessionId };
     const id = announcementKey(key);
     let watch = this.#watches.get(id);
     if (!watch) {

@@ -4,7 +4,7 @@ import { inspect } from 'node:util';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { SubjectToken } from '../../../src/auth/subject-token.js';
-import { applyUpstreamCredentials, type CredentialsPolicy } from '../../../src/auth/upstream-credentials.js';
+import { applyUpstreamCredentials, type CredentialsPolicy } from '../../../src/upstream/credentials/credentials-policy.js';
 
 describe('SubjectToken', () => {
   it('gives its value only to reveal(): JSON, inspect, strings and pino see a placeholder', () => {

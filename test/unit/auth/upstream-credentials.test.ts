@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyUpstreamCredentials, headerValue, identityHeaderNames } from '../../../src/auth/upstream-credentials.js';
+import { applyUpstreamCredentials, headerValue, identityHeaderNames } from '../../../src/upstream/credentials/credentials-policy.js';
 import { parseConfig } from '../../../src/config/index.js';
 
 const principal = { issuer: 'https://issuer.example', subject: 'alice', tenant: 'acme', scopes: ['a', 'b'] };

@@ -1,24 +1,22 @@
 /**
  * The limits stage (src/limits/limits-stage.ts) against the real memory limit store: how the
  * policy compiles into rules, which messages the stage must see, and the admit path for
- * tools/call limits and the enumeration suspension. The request and reply stand for what the
- * stage reads of them: the request context and the reply's raw 'close' event.
+ * tools/call limits and the enumeration suspension. The request stands for what the
+ * stage reads of them: a plain LimitedRequest, and the admission the pipeline gives back when
+ * the client's response closes.
  */
-import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { auditSchema, type AuditConfig } from '../../../src/config/sections/audit.js';
 import { toolLimitsSchema } from '../../../src/config/sections/tool-limits.js';
 import { GatewayError } from '../../../src/errors.js';
 import { CallHold } from '../../../src/limits/call-hold.js';
-import { LimitsStage } from '../../../src/limits/limits-stage.js';
+import { LimitsStage, type Admission, type LimitedRequest } from '../../../src/limits/limits-stage.js';
 import { InFlight } from '../../../src/lifecycle/in-flight.js';
 import type { Era } from '../../../src/mcp/era.js';
 import type { McpMessage } from '../../../src/mcp/jsonrpc.js';
 import { createMetrics, type GatewayMetrics } from '../../../src/observability/metrics.js';
-import type { RequestContext } from '../../../src/pipeline/request-context.js';
 import { MemoryLimitStore } from '../../../src/store/memory-limit-store.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -37,18 +35,29 @@ function stage(policy: unknown, enumeration = WARN, options: { operatorSuspensio
 }
 
 interface Call {
-  readonly request: FastifyRequest;
-  readonly tg: Partial<RequestContext>;
-  /** Closes the client's response, as the reply's raw 'close' does. */
+  /** The request as the stage reads it; the stage writes its refusal there. */
+  readonly request: LimitedRequest;
+  /** What admitting it gave (a slot to give back), once admitted. */
+  admission?: Admission;
+  /** The client's response closing: what the pipeline then does with the admission. */
   readonly close: () => void;
-  readonly reply: FastifyReply;
 }
 
 function call(message: McpMessage, opts: { principal?: string; era?: Era; inFlight?: InFlight } = {}): Call {
-  const tg = { mcp: { era: opts.era ?? 'modern', message }, principalKey: opts.principal, snapshot: { inFlight: opts.inFlight ?? new InFlight() } };
-  const raw = new EventEmitter();
-  const request = { tg, log: pino({ level: 'silent' }) } as unknown as FastifyRequest;
-  return { request, tg: tg as unknown as Partial<RequestContext>, close: () => raw.emit('close'), reply: { raw } as unknown as FastifyReply };
+  const request: LimitedRequest = { mcp: { era: opts.era ?? 'modern', message }, principalKey: opts.principal, log: pino({ level: 'silent' }), route: { inFlight: opts.inFlight ?? new InFlight() } };
+  const c: Call = {
+    request,
+    close: () => {
+      if (c.admission?.kind === 'release') c.admission.release();
+      else c.admission?.hold.responseClosed();
+    },
+  };
+  return c;
+}
+
+/** The hold a 2025 call was admitted with, if any. */
+function holdOf(c: Call): CallHold | undefined {
+  return c.admission?.kind === 'hold' ? c.admission.hold : undefined;
 }
 
 function toolCall(name: unknown = 'scan', opts: Parameters<typeof call>[1] = {}): Call {
@@ -58,7 +67,7 @@ function toolCall(name: unknown = 'scan', opts: Parameters<typeof call>[1] = {})
 /** Admits `c`; the refusal it is rejected with, or undefined once admitted. */
 async function refusalOf(s: LimitsStage, c: Call): Promise<GatewayError | undefined> {
   try {
-    await s.admit(c.request, c.reply);
+    c.admission = await s.admit(c.request);
     return undefined;
   } catch (error) {
     assert.ok(error instanceof GatewayError, String(error));
@@ -89,10 +98,10 @@ describe('LimitsStage.governs', () => {
 describe('LimitsStage.admit: tools/call rates', () => {
   it('costs nothing, not even a promise, when no limit applies', () => {
     const s = stage({});
-    assert.equal(s.admit(toolCall().request, toolCall().reply), undefined);
-    assert.equal(stage({ tools: { other: { rate: { limit: 1 } } } }).admit(toolCall('scan').request, toolCall().reply), undefined, 'another tool\'s limit');
-    assert.equal(stage({ rate: { limit: 1 } }).admit(call({ kind: 'request', id: 1, method: 'tools/list' }).request, toolCall().reply), undefined);
-    assert.equal(stage({ rate: { limit: 1 } }).admit(call({ kind: 'notification', method: 'tools/call' }).request, toolCall().reply), undefined);
+    assert.equal(s.admit(toolCall().request), undefined);
+    assert.equal(stage({ tools: { other: { rate: { limit: 1 } } } }).admit(toolCall('scan').request), undefined, 'another tool\'s limit');
+    assert.equal(stage({ rate: { limit: 1 } }).admit(call({ kind: 'request', id: 1, method: 'tools/list' }).request), undefined);
+    assert.equal(stage({ rate: { limit: 1 } }).admit(call({ kind: 'notification', method: 'tools/call' }).request), undefined);
   });
 
   it('admits up to the rate, then refuses 429 with Retry-After, the rule in the error\'s data, counted and kept for the audit', async () => {
@@ -106,7 +115,7 @@ describe('LimitsStage.admit: tools/call rates', () => {
     assert.deepEqual(error?.data, { limit: 'rate', scope: 'global', max: 2, windowMs: 3_600_000 });
     const retryAfter = Number(error?.headers['retry-after']);
     assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3600, String(retryAfter));
-    assert.deepEqual(refused.tg.limitRefusal, { limit: 'rate', scope: 'global' });
+    assert.deepEqual(refused.request.limitRefusal, { limit: 'rate', scope: 'global' });
     const counted = (await metrics.limitRejections.get()).values;
     assert.deepEqual(counted.map((v) => [v.labels, v.value]), [[{ limit: 'rate', scope: 'global' }, 1]]);
   });
@@ -142,8 +151,8 @@ describe('LimitsStage.admit: tools/call rates', () => {
 
   it('keeps tool names that look like object keys to their own rules', async () => {
     const s = stage({ tools: { constructor: { rate: { limit: 1, window: '1h' } } } });
-    assert.equal(s.admit(toolCall('toString').request, toolCall().reply), undefined);
-    assert.equal(s.admit(toolCall('__proto__').request, toolCall().reply), undefined);
+    assert.equal(s.admit(toolCall('toString').request), undefined);
+    assert.equal(s.admit(toolCall('__proto__').request), undefined);
     assert.equal(await refusalOf(s, toolCall('constructor')), undefined);
     assert.equal((await refusalOf(s, toolCall('constructor')))?.detail, 'tools/call rate limit of this tool reached');
   });
@@ -158,7 +167,7 @@ describe('LimitsStage.admit: tools/call concurrency', () => {
     assert.equal(second?.detail, 'tools/call concurrency limit reached');
     assert.deepEqual(second?.data, { limit: 'concurrency', scope: 'global', max: 1 });
     assert.equal(second?.headers['retry-after'], '1');
-    assert.equal(first.tg.callHold, undefined, 'no hold for the backend in 2026');
+    assert.equal(holdOf(first), undefined, 'no hold for the backend in 2026');
     first.close();
     await waitFor(async () => (await refusalOf(s, toolCall('scan', { era: 'modern' }))) === undefined, 'the slot given back');
   });
@@ -168,7 +177,7 @@ describe('LimitsStage.admit: tools/call concurrency', () => {
     const inFlight = new InFlight();
     const first = toolCall('scan', { era: 'legacy', inFlight });
     assert.equal(await refusalOf(s, first), undefined);
-    const hold = first.tg.callHold;
+    const hold = holdOf(first);
     assert.ok(hold instanceof CallHold);
     const upstreamEnded = hold.begin();
     first.close();
@@ -183,7 +192,7 @@ describe('LimitsStage.admit: tools/call concurrency', () => {
     const s = stage({ concurrency: 5 });
     const calls = [toolCall('a', { era: 'legacy' }), toolCall('b', { era: 'legacy' })];
     for (const c of calls) await refusalOf(s, c);
-    const holds = calls.map((c) => c.tg.callHold!);
+    const holds = calls.map((c) => holdOf(c)!);
     for (const h of holds) h.signal.once('abort', h.begin());
     for (const c of calls) c.close();
     s.close();
@@ -220,7 +229,7 @@ describe('LimitsStage.admit: the enumeration suspension', () => {
     assert.equal((error?.data as { limit: string }).limit, 'suspended');
     const retryAfter = Number(error?.headers['retry-after']);
     assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
-    assert.deepEqual(refused.tg.limitRefusal, { limit: 'suspended', scope: 'tasks' });
+    assert.deepEqual(refused.request.limitRefusal, { limit: 'suspended', scope: 'tasks' });
     assert.equal(await refusalOf(s, tasksGet('owner')), undefined);
   });
 
@@ -238,9 +247,9 @@ describe('LimitsStage.admit: the enumeration suspension', () => {
     assert.ok(await refusalOf(s, listen('prober', { notifications: { taskIds: ['a'] } })));
     assert.ok(await refusalOf(s, listen('prober', { notifications: { taskIds: [] } })), 'decided on the key alone');
     for (const params of [undefined, null, 'x', { notifications: {} }, { notifications: ['taskIds'] }, { notifications: 'taskIds' }, { notifications: { toolsListChanged: true } }]) {
-      assert.equal(s.admit(listen('prober', params).request, listen('prober', params).reply), undefined, JSON.stringify(params));
+      assert.equal(s.admit(listen('prober', params).request), undefined, JSON.stringify(params));
     }
-    assert.equal(s.admit(toolCall('scan', { principal: 'prober' }).request, toolCall().reply), undefined, 'tools/call is none of the suspension\'s business');
+    assert.equal(s.admit(toolCall('scan', { principal: 'prober' }).request), undefined, 'tools/call is none of the suspension\'s business');
   });
 
   it('with operator suspensions (the console), checks tasks/* against the store whatever the detector\'s action', async () => {
@@ -263,7 +272,7 @@ describe('LimitsStage.admit: the enumeration suspension', () => {
   it('suspends nobody when the detector only warns', async () => {
     const s = stage({}, WARN);
     await suspend('prober');
-    assert.equal(s.admit(tasksGet('prober').request, tasksGet('prober').reply), undefined);
+    assert.equal(s.admit(tasksGet('prober').request), undefined);
   });
 });
 

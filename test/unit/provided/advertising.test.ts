@@ -6,7 +6,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyRequest } from 'fastify';
+import type { TaskRequest } from '../../../src/tasks/task-request.js';
+import { taskRequest, testBackendRoute } from '../../support/task-request.js';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import type { Era } from '../../../src/mcp/era.js';
 import { ADVERTISING_METHODS, advertiseProvidedTasks } from '../../../src/provided/advertising.js';
@@ -32,8 +33,8 @@ ${providedTasks === undefined ? '' : `    providedTasks: ${providedTasks}\n`}rou
 const RUNS_SCAN = policy('{ tools: [slow_scan] }');
 const RUNS_NONE = policy(undefined);
 
-function requestOn(config: Config, era: Era | undefined): FastifyRequest {
-  return { tg: { route: { pool: { upstream: 'tools' } }, snapshot: { config }, mcp: era ? { era } : undefined } } as unknown as FastifyRequest;
+function requestOn(config: Config, era: Era | undefined): TaskRequest {
+  return taskRequest({ era, route: testBackendRoute({ config: config.upstreams.tools! }) });
 }
 
 /** advertiseProvidedTasks on a copy of `result`: whether it changed, and the copy. */

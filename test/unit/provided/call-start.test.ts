@@ -6,13 +6,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { captureCall } from '../../../src/provided/call-start.js';
 
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 const CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 
-const withHeaders = (headers: Record<string, string | string[]>) => ({ headers }) as unknown as FastifyRequest;
+const withHeaders = (headers: IncomingHttpHeaders) => headers;
 const NO_HEADERS = withHeaders({});
 
 describe('captureCall', () => {

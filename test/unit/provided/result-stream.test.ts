@@ -7,7 +7,6 @@
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import pino from 'pino';
 import { tasksSchema } from '../../../src/config/sections/tasks.js';
@@ -20,9 +19,9 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
-import { ClientAbort } from '../../../src/upstream/client-abort.js';
 import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
+import { taskRequest } from '../../support/task-request.js';
 import { waitFor } from '../../support/wait.js';
 
 const MESSAGE: JsonRpcRequest = { kind: 'request', id: 11, method: 'tasks/result' };
@@ -38,8 +37,8 @@ beforeEach(() => {
 afterEach(() => store.close());
 
 function request() {
-  const tg = { abort: new ClientAbort(), statusSeen: undefined as string | undefined };
-  return { tg, request: { tg, log: pino({ level: 'silent' }) } as unknown as FastifyRequest };
+  const tg = taskRequest();
+  return { tg, request: tg };
 }
 
 async function created(record: Partial<TaskRecord>, state: Partial<ProvidedState> = {}): Promise<TaskRecord> {

@@ -5,7 +5,6 @@
  */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { tasksSchema } from '../../../src/config/sections/tasks.js';
 import { GatewayError } from '../../../src/errors.js';
@@ -22,6 +21,8 @@ import type { StageDeps } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
+import { taskRequest } from '../../support/task-request.js';
+import type { TaskRequest } from '../../../src/tasks/task-request.js';
 
 let store: MemoryStore;
 let deps: StageDeps;
@@ -36,9 +37,9 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-/** The request context fields these answers touch. */
-function request(): FastifyRequest & { tg: { statusSeen?: string } } {
-  return { tg: { snapshotTag: undefined }, log: pino({ level: 'silent' }) } as unknown as FastifyRequest & { tg: { statusSeen?: string } };
+/** A request as these answers see it. */
+function request(): TaskRequest {
+  return taskRequest();
 }
 
 async function created(record: Partial<TaskRecord>, state: Partial<ProvidedState> = {}): Promise<TaskRecord> {
@@ -158,7 +159,7 @@ describe('answerCancel', () => {
     assert.equal(result.statusMessage, 'The task was cancelled by request.');
     assert.equal((await store.getTask(record.handle))?.status, 'cancelled', 'cancelled in the store before the answer');
     assert.deepEqual(cancels, [record.handle]);
-    assert.equal(req.tg.statusSeen, 'cancelled');
+    assert.equal(req.statusSeen, 'cancelled');
   });
 
   it('2025: refuses a task that ended, naming its status, and one that is gone', async () => {
@@ -181,7 +182,7 @@ describe('answerCancel', () => {
       assert.deepEqual(answer, { status: 200, body: { jsonrpc: '2.0', id: 'c', result: { resultType: 'complete' } } }, status);
       const now = (await store.getTask(record.handle))?.status;
       assert.equal(now, status === 'working' || status === 'input_required' ? 'cancelled' : status, status);
-      assert.equal(req.tg.statusSeen, now === status ? undefined : 'cancelled');
+      assert.equal(req.statusSeen, now === status ? undefined : 'cancelled');
     }
   });
 });
@@ -196,7 +197,7 @@ describe('answerGet', () => {
     assert.equal(body.result.status, 'completed');
     assert.equal(body.result.resultType, 'complete');
     assert.deepEqual(body.result.result, { content: [{ type: 'text', text: '42' }], resultType: 'complete' });
-    assert.equal(req.tg.statusSeen, 'completed');
+    assert.equal(req.statusSeen, 'completed');
     const snapshot = await store.readPollSnapshot(record.handle);
     assert.equal(snapshot?.snapshot, JSON.stringify(body.result), 'an early poll gets these very bytes');
   });

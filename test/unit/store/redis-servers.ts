@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { Redis } from 'ioredis';
 import { redisStoreSchema, type RedisStoreConfig } from '../../../src/config/sections/store.js';
-import { describeError } from '../../../src/errors.js';
+import { describeError, toWireError } from '../../../src/errors.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -302,7 +302,9 @@ export async function untilMasterIs(sentinelPort: number, name: string, port: nu
 /** An assert.rejects predicate: the store failed closed with the catalogue's error. */
 export function isStoreUnavailable(error: unknown): boolean {
   assert.ok(error instanceof StoreUnavailableError, `expected StoreUnavailableError, got ${String(error)}`);
-  assert.equal(error.code, 'TG_ERR_STORE_UNAVAILABLE');
-  assert.equal(error.statusIn('legacy'), describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
+  // A local error of the store, answered at the edge as the catalogue's 503.
+  const answer = toWireError(error);
+  assert.equal(answer?.code, 'TG_ERR_STORE_UNAVAILABLE');
+  assert.equal(answer?.statusIn('legacy'), describeError('TG_ERR_STORE_UNAVAILABLE').httpStatus);
   return true;
 }

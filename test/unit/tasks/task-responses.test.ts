@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { tasksSchema } from '../../../src/config/sections/tasks.js';
 import { auditSchema } from '../../../src/config/sections/audit.js';
@@ -9,14 +8,14 @@ import { createAuditLog } from '../../../src/observability/audit.js';
 import { createHandleHasher } from '../../../src/observability/handle-hash.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { TaskObserver } from '../../../src/observability/task-observer.js';
-import { InstancePool } from '../../../src/routing/balancer.js';
+import type { McpMessage } from '../../../src/mcp/jsonrpc.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
 import { scopeOf, taskRecord } from '../store/store-contract.js';
-import { ClientAbort } from '../../../src/upstream/client-abort.js';
+import { taskRequest, testBackendRoute } from '../../support/task-request.js';
 
 function depsWith(store: MemoryStore): TaskDeps {
   const logger = pino({ level: 'silent' });
@@ -44,15 +43,13 @@ function depsWith(store: MemoryStore): TaskDeps {
 async function hookFor(record: TaskRecord, sent: unknown, extra: Record<string, unknown> = {}) {
   const store = new MemoryStore({ maxSessions: 10, maxTasks: 10 });
   await store.createTask(record, 10);
-  const request = {
-    tg: {
-      route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-      abort: new ClientAbort(),
-      instance: { url: record.instance },
-      mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: sent },
-      ...extra,
-    },
-  } as unknown as FastifyRequest;
+  const request = taskRequest({
+    route: testBackendRoute({ upstream: { instances: [record.instance] } }),
+    instance: { url: record.instance, coolingUntil: 0 },
+    era: 'legacy',
+    message: sent as McpMessage,
+    ...extra,
+  });
   return { store, hook: createTaskResponseHook(depsWith(store), request) };
 }
 
@@ -184,15 +181,13 @@ describe('task response rewriting', () => {
     const lines: string[] = [];
     const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
     const polled = (record: TaskRecord) =>
-      ({
+      taskRequest({
         log,
-        tg: {
-          route: { path: '/mcp', upstreamPath: '/mcp', pool: new InstancePool('tools', [record.instance], 1000) },
-          abort: new ClientAbort(),
-          task: record,
-          mcp: { era: 'legacy', batch: false, body: Buffer.alloc(0), messages: [], message: { kind: 'request', id: 7, method: 'tasks/get', params: {} } },
-        },
-      }) as unknown as FastifyRequest;
+        route: testBackendRoute({ upstream: { instances: [record.instance] } }),
+        task: record,
+        era: 'legacy',
+        message: { kind: 'request', id: 7, method: 'tasks/get', params: {} },
+      });
     const answer = (record: TaskRecord, status: string) =>
       ({ kind: 'response', id: 7, result: { taskId: record.upstreamTaskId, status, ttl: record.ttlMs, pollInterval: record.pollIntervalMs } }) as const;
     /** Whether `promise` settles before the macrotask queue has run once. */

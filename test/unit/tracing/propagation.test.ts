@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseJsonRpcBody } from '../../../src/mcp/jsonrpc.js';
-import type { McpContext } from '../../../src/pipeline/request-context.js';
+import type { McpContext } from '../../../src/pipeline/exchange.js';
 import { bodyWithTraceContext, injectHeaders, remoteSpanContext, spanContextOfTraceparent } from '../../../src/tracing/propagation.js';
 
 const PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

@@ -4,7 +4,7 @@
  * anything else is an internal error whose details stay in the log.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, renderErrorBody, type ErrorCode, type JsonRpcId } from '../errors.js';
+import { GatewayError, renderErrorBody, toWireError, type ErrorCode, type JsonRpcId } from '../errors.js';
 import { isModernVersion } from '../mcp/era.js';
 import { isStillSending, sendThenLinger } from './lingering-close.js';
 import type { Era } from '../mcp/era.js';
@@ -17,7 +17,8 @@ declare module 'fastify' {
 }
 
 export function toGatewayError(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
+  const known = toWireError(error);
+  if (known) return known;
   const code = (error as FastifyError | undefined)?.code;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -41,7 +42,7 @@ function isHangUpError(error: unknown): boolean {
 
 /** The JSON-RPC id an error answer should carry: the request's, once it is known. */
 export function requestRpcId(request: FastifyRequest): JsonRpcId {
-  const message = request.tg?.mcp?.message;
+  const message = request.exchange?.mcp?.message;
   return message?.kind === 'request' ? message.id : null;
 }
 
@@ -51,7 +52,7 @@ export function requestRpcId(request: FastifyRequest): JsonRpcId {
  * can raise before the mcp stage is transport-level, the same in both eras (errors.ts).
  */
 export function eraOfRequest(request: FastifyRequest): Era {
-  const decided = request.tg?.mcp?.era;
+  const decided = request.exchange?.mcp?.era;
   if (decided) return decided;
   return isModernVersion(request.headers['mcp-protocol-version']) ? 'modern' : 'legacy';
 }
@@ -75,7 +76,7 @@ export function sendGatewayError(request: FastifyRequest, reply: FastifyReply, e
     // After headers (an SSE stream already flowing) the status cannot change: end the
     // stream rather than write a second response into it. The gateway gives up on the
     // response (aborted first, so the close is not taken for a hang-up).
-    request.tg?.abort.abort();
+    request.exchange?.abort.abort();
     reply.raw.destroy();
     return reply;
   }

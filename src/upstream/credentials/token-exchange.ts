@@ -15,12 +15,12 @@ import { randomUUID } from 'node:crypto';
 import { importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import type { Logger } from 'pino';
 import { Agent, request as undiciRequest } from 'undici';
-import type { TokenExchangeConfig } from '../config/sections/token-exchange.js';
-import { GatewayError } from '../errors.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import { TtlMap } from '../lifecycle/ttl-map.js';
-import type { Principal } from './principal.js';
-import type { SubjectToken } from './subject-token.js';
+import type { TokenExchangeConfig } from '../../config/sections/token-exchange.js';
+import { GatewayError } from '../../errors.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import { TtlMap } from '../../lifecycle/ttl-map.js';
+import type { Principal } from '../../task-model/principal.js';
+import type { SubjectToken } from '../../auth/subject-token.js';
 
 const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -31,7 +31,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_LIFETIME_MS = 60_000;
 const ASSERTION_LIFETIME_S = 60;
 
-/** Who a token is wanted for: a request's context (request.tg) has exactly these fields. */
+/** Who a token is wanted for: a Caller (upstream/backend-route.ts) has these fields. */
 export interface CallerIdentity {
   readonly principal?: Principal;
   readonly principalKey?: string;

@@ -2,16 +2,15 @@
  * What each upstream learns about the caller, built once per policy: the credentials policy
  * of every upstream (upstream-credentials.ts) and, for `token-exchange`, its TokenExchanger.
  *
- * The request path obtains a token in the preHandler (prepareUpstreamToken), after routing and
- * only for requests that will reach the upstream, so the forward itself stays synchronous.
+ * The request path obtains a token in the preHandler (BackendRoute.prepareCredentials), after
+ * routing and only for requests that will reach the upstream, so the forward stays synchronous.
  * Calls the gateway makes on its own behalf use credentialsFor.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import type { Config } from '../../config/index.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
 import { TokenExchanger, type CallerIdentity } from './token-exchange.js';
-import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './upstream-credentials.js';
+import { applyUpstreamCredentials, identityHeaderNames, type CredentialsPolicy } from './credentials-policy.js';
 
 export type { CallerIdentity };
 
@@ -66,18 +65,4 @@ export class UpstreamIdentity {
   async close(): Promise<void> {
     await Promise.all([...this.policies.values()].map((policy) => policy.exchanger?.close()));
   }
-}
-
-/**
- * The preHandler step after routing: a request that will reach a token-exchange upstream gets
- * its token now (request.tg.upstreamToken); callers await the promise when there is one. A refusal or an unreachable authorization server
- * is thrown as the client's answer, and nothing reaches the upstream.
- */
-export function prepareUpstreamToken(request: FastifyRequest, options: { refresh?: boolean } = {}): Promise<void> | undefined {
-  const exchanger = request.tg.route.credentials.exchanger;
-  // Undefined (nothing to wait for) on every other upstream: no promise on the common path.
-  if (!exchanger) return undefined;
-  return exchanger.tokenFor(request.tg, options).then((token) => {
-    request.tg.upstreamToken = token;
-  });
 }

@@ -11,23 +11,18 @@
  * exchange first.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { prepareUpstreamToken } from '../auth/upstream-identity.js';
 import { GatewayError } from '../errors.js';
-import { sendGatewayError, toGatewayError } from '../listener/error-reply.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
 const retried = new WeakSet<FastifyRequest>();
-
-export function isCredentialRefusal(statusCode: number): boolean {
-  return statusCode === 401 || statusCode === 403;
-}
 
 /**
  * Answers an upstream's 401/403: a fresh exchange and `resend` (once per request, when the
  * upstream's tokens are exchanged and the request can be sent again), or 502.
  */
 export function handleCredentialRefusal(request: FastifyRequest, reply: FastifyReply, statusCode: number, metrics: GatewayMetrics, resend?: () => void): void {
-  const tg = request.tg;
+  const tg = request.exchange;
   const upstream = tg.route.pool.upstream;
   metrics.upstreamErrors.inc({ upstream, kind: 'auth_refused' });
   // Whatever the upstream's answer had set (reply-from copies its headers first) is not the client's.
@@ -37,7 +32,7 @@ export function handleCredentialRefusal(request: FastifyRequest, reply: FastifyR
     retried.add(request);
     request.log.warn({ upstream, instance: tg.instance?.url, status: statusCode }, 'upstream refused the exchanged token; exchanging again and retrying once');
     // An exchanger is there, so a promise is too.
-    prepareUpstreamToken(request, { refresh: true })!.then(resend, (error: unknown) => {
+    tg.route.prepareCredentials(tg, { refresh: true })!.then(resend, (error: unknown) => {
       if (!tg.abort.aborted) sendGatewayError(request, reply, toGatewayError(error));
     });
     return;

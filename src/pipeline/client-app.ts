@@ -7,8 +7,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { createClientServer } from './client-server.js';
-import { sendGatewayError, toGatewayError } from './error-reply.js';
+import { createClientServer } from '../listener/client-server.js';
+import { sendGatewayError, toGatewayError } from './error-answer.js';
 
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -5,8 +5,8 @@
  * client can claim an identity by sending one. Then this upstream's credentials are applied.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Config, UpstreamConfig } from '../config/index.js';
-import type { Principal } from './principal.js';
+import type { Config, UpstreamConfig } from '../../config/index.js';
+import type { Principal } from '../../task-model/principal.js';
 import type { TokenExchanger } from './token-exchange.js';
 
 export type UpstreamCredentials = UpstreamConfig['credentials'];
@@ -61,7 +61,7 @@ export function applyUpstreamCredentials(headers: IncomingHttpHeaders, policy: C
       return;
     }
     case 'token-exchange':
-      // Obtained in the preHandler (prepareUpstreamToken); without one the upstream gets no
+      // Obtained in the preHandler (BackendRoute.prepareCredentials); without one the upstream gets no
       // credentials and refuses, which the gateway answers 502.
       if (upstreamToken !== undefined) headers.authorization = `Bearer ${upstreamToken}`;
       return;
