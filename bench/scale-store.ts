@@ -52,6 +52,8 @@ export interface ScaleSettings {
   creations: number;
   retryBudgetMs: number;
   foreignThreshold: number;
+  /** Heap readings a second apart at most, until two agree (settledHeap). */
+  settleReads: number;
 }
 
 export interface StorePointOptions {
@@ -160,9 +162,9 @@ async function callHook<T>(child: NodeChild, hook: string, args?: unknown): Prom
  * still sheds a few hundred KB (compiled code, buffers), which at a thousand tasks is as much
  * as the tasks themselves. Read again a second later until two readings agree within 64 KiB.
  */
-async function settledHeap(target: Target): Promise<MemoryReply> {
+async function settledHeap(target: Target, reads: number): Promise<MemoryReply> {
   let last = await target.memory!(true);
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < reads; i++) {
     await delay(1000);
     const now = await target.memory!(true);
     const moved = Math.abs(now.heapUsed - last.heapUsed);
@@ -322,7 +324,7 @@ export async function measureStorePoint(options: StorePointOptions): Promise<Sto
     for (const task of baseline.tasks) templates[task.kind][task.principal] = task.handle;
     await callHook(child, 'scale:templates', templates);
     const redisUrl = point.redis?.url;
-    const memory = async (): Promise<{ heap: MemoryReply; redis?: number }> => ({ heap: await settledHeap(target), ...(redisUrl ? { redis: await usedMemory(redisUrl) } : {}) });
+    const memory = async (): Promise<{ heap: MemoryReply; redis?: number }> => ({ heap: await settledHeap(target, settings.settleReads), ...(redisUrl ? { redis: await usedMemory(redisUrl) } : {}) });
     const before = await memory();
 
     log(`${label}: seeding ${seededTasks} tasks in the gateway's store`);

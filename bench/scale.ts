@@ -120,9 +120,9 @@ export type ScaleMode = 'full' | 'quick' | 'smoke';
  * at sizes a test can afford.
  */
 export const SCALE_MODES: Record<ScaleMode, { sizes: readonly number[]; settings: ScaleSettings; limitMs: number }> = {
-  full: { sizes: SCALE_SIZES, limitMs: 25 * 60_000, settings: { rounds: 3, seconds: 2, connections: [1, 50], pollSample: 15_000, creations: 10_000, retryBudgetMs: 20_000, foreignThreshold: 0.25 } },
-  quick: { sizes: [1_000, 10_000, 100_000], limitMs: 12 * 60_000, settings: { rounds: 2, seconds: 1, connections: [1, 50], pollSample: 10_000, creations: 5_000, retryBudgetMs: 0, foreignThreshold: 0.25 } },
-  smoke: { sizes: [200, 400], limitMs: 100_000, settings: { rounds: 1, seconds: 1, connections: [10], pollSample: 200, creations: 200, retryBudgetMs: 0, foreignThreshold: 0.25 } },
+  full: { sizes: SCALE_SIZES, limitMs: 25 * 60_000, settings: { rounds: 3, seconds: 2, connections: [1, 50], pollSample: 15_000, creations: 10_000, retryBudgetMs: 20_000, foreignThreshold: 0.25, settleReads: 8 } },
+  quick: { sizes: [1_000, 10_000, 100_000], limitMs: 12 * 60_000, settings: { rounds: 2, seconds: 1, connections: [1, 50], pollSample: 10_000, creations: 5_000, retryBudgetMs: 0, foreignThreshold: 0.25, settleReads: 4 } },
+  smoke: { sizes: [200, 400], limitMs: 100_000, settings: { rounds: 1, seconds: 1, connections: [10], pollSample: 200, creations: 200, retryBudgetMs: 0, foreignThreshold: 0.25, settleReads: 1 } },
 };
 
 /** `--scale-curves memory,push`: the curves asked for, checked. */

@@ -1,80 +1,44 @@
 /**
- * The scale curves (bench/run.ts --scale --smoke) at one size a test can afford, 200: a point of
- * each curve (both stores, held calls, push listeners), each on processes of its own. It checks
- * that every point was measured and measured what it says (forwarded polls reached the backend,
- * cached ones did not, every completion reached its listeners, a socket per held call), never a
- * value: performance is measured by `npm run bench`, not asserted by a timed test. The gateway
- * is compiled into dist/bench-scale, so that the other smoke tests, which may run at the same
- * time, never load a file this one is writing. How curves of several points are judged and
- * drawn is checked on made-up points, without processes.
+ * The scale curves of the stores (bench/run.ts --scale --smoke --scale-curves memory,redis) at
+ * one size a test can afford, 200: a point on the memory store and one on a private
+ * redis-server, each on processes of its own. It checks that each point was measured and
+ * measured what it says (the population is the size, forwarded polls reached the backend,
+ * cached ones did not), never a value: performance is measured by `npm run bench`, not asserted
+ * by a timed test. The gateway is compiled into dist/bench-scale-stores, so that the other smoke
+ * tests, which may run at the same time, never load a file this one is writing. How curves of
+ * several points are judged and drawn is checked on made-up points, without processes; the
+ * held calls and push listeners have a file of their own (bench-scale-listeners-smoke.test.ts),
+ * so that each harness run stays inside the runner's time per file on a loaded machine.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ScaleReport } from '../../bench/output.js';
 import type { CellSummary } from '../../bench/report.js';
 import type { ScaleCheck } from '../../bench/scale.js';
 import type { StorePoint } from '../../bench/scale-store.js';
-import { runHarness } from './run-harness.js';
+import { assertWellFormedSvg, scaleRun } from './scale-harness.js';
 
-function assertWellFormedSvg(svg: string): void {
-  assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>/);
-  assert.match(svg.trimEnd(), /<\/svg>$/);
-  const opened = (svg.match(/<(text|title|circle)\b([^>]*[^/])?>/g) ?? []).length;
-  const closed = (svg.match(/<\/(text|title|circle)>/g) ?? []).length;
-  assert.equal(opened, closed);
-}
-
-test('bench --scale --smoke measures a point of every curve: both stores, held calls, push listeners', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'taskgate-bench-scale-'));
-  try {
-    const { code, stderr } = await runHarness(out, ['--scale', '--scale-sizes', '200'], { BENCH_BUILD_DIR: 'dist/bench-scale' });
-    assert.equal(code, 0, stderr);
-    const report = JSON.parse(readFileSync(join(out, 'scale-smoke.json'), 'utf8')) as ScaleReport;
-    assert.equal(report.schema, 'taskgate-bench-scale/1');
-    const { scale } = report;
-    assert.deepEqual(scale.skipped, [], 'every point ran (redis-server is installed where the suite runs)');
-
-    assert.deepEqual(scale.stores.map((p) => `${p.store} ${p.size}`), ['memory 200', 'redis 200']);
-    for (const point of scale.stores) {
-      assert.equal(point.baselineTasks + point.seededTasks + point.createdTasks, point.size, `${point.store}: the population is the size`);
-      assert.equal(point.creation.count, point.createdTasks, `${point.store}: every creation over HTTP made a task`);
-      for (const v of [point.heap.perTask, point.creation.perSecond, point.creation.cpuUsPerCreation, point.reads.scanPageMs, point.reads.listPageMs]) assert.equal(typeof v, 'number', point.store);
-      if (point.store === 'redis') assert.equal(typeof point.redisMemory?.perTask, 'number', 'Redis used_memory read');
-      assert.ok(point.polls.sample.fast > 0 && point.polls.sample.slow > 0, `${point.store}: tasks of both kinds polled`);
-      const forwarded = point.polls.cells.find((c) => c.scenario === 'tasks-get-2026');
-      const cached = point.polls.cells.find((c) => c.scenario === 'tasks-get-cached');
-      assert.equal(forwarded?.upstreamPerRequest, 1, `${point.store}: every forwarded poll reached the backend`);
-      assert.equal(cached?.upstreamPerRequest, 0, `${point.store}: no cached poll reached the backend`);
-      for (const cell of [forwarded!, cached!]) {
-        assert.equal(cell.errors, 0, `${point.store} ${cell.scenario}`);
-        assert.equal(typeof cell.proxyCpuUsPerRequest?.median, 'number', `${point.store} ${cell.scenario}: a CPU figure`);
-      }
+test('bench --scale --smoke measures both stores: tasks put in place, heap or used_memory per task, creations, polls', async () => {
+  const { report, markdown, svg } = await scaleRun(['memory', 'redis'], 'dist/bench-scale-stores');
+  const { scale } = report;
+  assert.deepEqual(scale.skipped, [], 'every point ran (redis-server is installed where the suite runs)');
+  assert.deepEqual(scale.stores.map((p) => `${p.store} ${p.size}`), ['memory 200', 'redis 200']);
+  for (const point of scale.stores) {
+    assert.equal(point.baselineTasks + point.seededTasks + point.createdTasks, point.size, `${point.store}: the population is the size`);
+    assert.equal(point.creation.count, point.createdTasks, `${point.store}: every creation over HTTP made a task`);
+    for (const v of [point.heap.perTask, point.creation.perSecond, point.creation.cpuUsPerCreation, point.reads.scanPageMs, point.reads.listPageMs]) assert.equal(typeof v, 'number', point.store);
+    if (point.store === 'redis') assert.equal(typeof point.redisMemory?.perTask, 'number', 'Redis used_memory read');
+    assert.ok(point.polls.sample.fast > 0 && point.polls.sample.slow > 0, `${point.store}: tasks of both kinds polled`);
+    const forwarded = point.polls.cells.find((c) => c.scenario === 'tasks-get-2026');
+    const cached = point.polls.cells.find((c) => c.scenario === 'tasks-get-cached');
+    assert.equal(forwarded?.upstreamPerRequest, 1, `${point.store}: every forwarded poll reached the backend`);
+    assert.equal(cached?.upstreamPerRequest, 0, `${point.store}: no cached poll reached the backend`);
+    for (const cell of [forwarded!, cached!]) {
+      assert.equal(cell.errors, 0, `${point.store} ${cell.scenario}`);
+      assert.equal(typeof cell.proxyCpuUsPerRequest?.median, 'number', `${point.store} ${cell.scenario}: a CPU figure`);
     }
-
-    const [held] = scale.held;
-    assert.equal(held?.calls, 200);
-    assert.equal(typeof held.heapBytesPerCall, 'number');
-    assert.ok(held.socketsPerCall >= 0.9, `about a socket per held call (${held.socketsPerCall})`);
-
-    const [push] = scale.push;
-    assert.equal(push?.listeners, 200);
-    assert.equal(push.acknowledged, push.listeners, 'each listener was granted its task');
-    assert.equal(push.delivered, push.listeners, 'every completion reached both of its listeners');
-    assert.equal(push.missing, 0);
-    assert.equal(push.cleanEnds, push.listeners, 'every stream ended with the listen\'s response');
-    assert.equal(push.lag?.samples, push.listeners);
-    assert.equal(typeof push.memory.heapBytesPerSubscription, 'number');
-    assert.ok(push.socketsPerListener > 0.5, `about a socket per listener (${push.socketsPerListener})`);
-
-    const markdown = readFileSync(join(out, 'scale-smoke.md'), 'utf8');
-    assert.match(markdown, /\*memory store: tasks and creation\*[\s\S]*\*Redis store: polls\*[\s\S]*\*Gateway-run tasks with their backend call held\*[\s\S]*\*Status push: open listeners\*[\s\S]*\*Verdicts\*/);
-    assertWellFormedSvg(readFileSync(join(out, 'scale-smoke.svg'), 'utf8'));
-  } finally {
-    rmSync(out, { recursive: true, force: true });
   }
+  assert.match(markdown, /\*memory store: tasks and creation\*[\s\S]*\*Redis store: polls\*[\s\S]*\*Verdicts\*/);
+  assertWellFormedSvg(svg);
 });
 
 test('scale curves of several points: a verdict each, flat within the tolerance or how far it moves, and drawn', async () => {
@@ -95,7 +59,7 @@ test('scale curves of several points: a verdict each, flat within the tolerance 
   });
   const check: ScaleCheck = {
     sizes: [1_500, 10_000, 100_000, 1_000_000],
-    settings: { rounds: 1, seconds: 1, connections: [1, 50], pollSample: 500, creations: 1000, retryBudgetMs: 0, foreignThreshold: 0.25 },
+    settings: { rounds: 1, seconds: 1, connections: [1, 50], pollSample: 500, creations: 1000, retryBudgetMs: 0, foreignThreshold: 0.25, settleReads: 1 },
     // At 1,000 tasks the heap grows by under a MiB: its figure (here far off) is shown but not judged.
     stores: [point(1_500, 300, 200), point(10_000, 950, 200), point(100_000, 960, 240), point(1_000_000, 1000, 400)],
     push: [],
