@@ -47,7 +47,8 @@ function writeWrkScript(path: string, specs: RequestSpec[]): string {
   const requests = specs
     .map((spec) => {
       const headers = Object.entries(spec.headers).map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`).join(', ');
-      return `  reqs[#reqs + 1] = wrk.format("POST", ${luaString(path)}, { ${headers} }, ${luaString(spec.body)})`;
+      const body = spec.method === 'GET' ? 'nil' : luaString(spec.body);
+      return `  reqs[#reqs + 1] = wrk.format("${spec.method ?? 'POST'}", ${luaString(path)}, { ${headers} }, ${body})`;
     })
     .join('\n');
   const file = join(scriptDir, `load-${++scripts}.lua`);

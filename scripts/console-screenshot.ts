@@ -1,15 +1,15 @@
 /**
  * Takes the console screenshots the docs show (docs/images/console.png, console-task.png,
- * console-principals.png): the test stack of test/e2e/console-harness.ts with a few principals
+ * console-principals.png): the test stack of test/e2e/support/console-harness.ts with a few principals
  * and tasks in every status, a push listener on some, a principal probing for handles, a
  * minute of samples for the plots, then headless Chromium on the page.
  * Usage: npx tsx scripts/console-screenshot.ts [directory]   (default docs/images)
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromiumMissing, launchBrowser } from '../test/e2e/browser.js';
-import { createTask, OPERATOR_TOKEN, startConsoleStack } from '../test/e2e/console-harness.js';
-import { listen } from '../test/e2e/push-listener.js';
+import { chromiumMissing, launchBrowser } from '../test/e2e/support/browser.js';
+import { createTask, OPERATOR_TOKEN, startConsoleStack } from '../test/e2e/support/console-harness.js';
+import { listen } from '../test/e2e/support/push-listener.js';
 
 const directory = process.argv[2] ?? 'docs/images';
 const missing = chromiumMissing();

@@ -23,6 +23,7 @@ import { GatewayError } from '../errors.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { canFailOver } from '../routing/route-stage.js';
 import { copyRequestHeaders } from '../upstream/backend-route.js';
+import { discardBody } from '../upstream/relay-streams.js';
 import type { RouteDispatcher } from '../upstream/dispatcher.js';
 import { classifyUpstreamError, isCredentialRefusal, upstreamFailureCode } from '../upstream/upstream-failure.js';
 import { handleCredentialRefusal } from './credential-refusal.js';
@@ -53,7 +54,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
   const relay = (request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse) => {
     // Never an unhandled rejection: whatever goes wrong while relaying becomes an answer.
     deps.relay(request, reply, res).catch((error: unknown) => {
-      res.stream.destroy();
+      discardBody(res.stream);
       sendGatewayError(request, reply, toGatewayError(error));
     });
   };
@@ -88,11 +89,11 @@ export function createForwarder(deps: ForwardDeps): Forward {
       if (exchange.abort.aborted) {
         // Nobody to answer. A held call's answer is still read to its end (and dropped).
         if (hold) data.body.resume();
-        else data.body.destroy();
+        else discardBody(data.body);
         return;
       }
       if (isCredentialRefusal(data.statusCode)) {
-        data.body.destroy();
+        discardBody(data.body);
         handleCredentialRefusal(request, reply, data.statusCode, deps.metrics, () => forwardBody(request, reply, body));
         return;
       }
@@ -101,7 +102,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
         reply.headers(route.clientHeadersOf(responseHeaders, request.id));
         reply.code(data.statusCode);
       } catch (invalid) {
-        data.body.destroy();
+        discardBody(data.body);
         sendGatewayError(request, reply, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'upstream status or headers cannot be relayed', cause: invalid }));
         return;
       }
@@ -131,7 +132,7 @@ export function createForwarder(deps: ForwardDeps): Forward {
       onResponse: (req, rep, res) => {
         const response = res as unknown as UpstreamResponse;
         if (!isCredentialRefusal(response.statusCode)) return relay(req as FastifyRequest, rep as FastifyReply, response);
-        response.stream.destroy();
+        discardBody(response.stream);
         handleCredentialRefusal(req as FastifyRequest, rep as FastifyReply, response.statusCode, deps.metrics);
       },
       onError: (rep, { error }) => handleUpstreamError(request, rep as FastifyReply, error),

@@ -4,9 +4,14 @@
  * snapshot a request reads at its start (src/pipeline/policy-snapshot.ts), so a new policy takes
  * effect without registering anything.
  *
- *   onRequest   listener (route, limits, Host/Origin, CORS) → auth    (before the body is read)
- *   preHandler  mcp (parse, era, headers) → limits → tasks → routing  (answer here, or pick an instance)
- *   handler     upstream (forward.ts) → the way back (relay-response.ts)
+ *   onRequest   the exchange → listener (Host/Origin, CORS) → auth       (before the body is read)
+ *   preHandler  mcp (parse, era, headers) → batch rule → session → limits → tasks
+ *               → routing → credentials                           (answer here, or pick an instance)
+ *   handler     the forward (forward.ts) → the way back (way-back.ts)
+ *   onResponse  the request log and audit (request-log-hook.ts)
+ *
+ * Each stage is a function of the exchange's view it needs (exchange.ts); only this room
+ * applies what they decide to the fastify request and reply.
  *
  * POST, which carries every JSON-RPC message, is a route of our own; every other method goes
  * through @fastify/http-proxy, whose routes end in the same handler.
@@ -54,27 +59,28 @@ export async function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDep
     scope.addHook('onRequest', (request, reply) => startRequest(request, reply, deps.currentPolicy()));
 
     const preHandler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const exchange = request.exchange;
       runMcpStage(request);
-      if (request.exchange.mcp?.batch) refuseGovernedBatch(request.exchange.mcp.messages, request.exchange.snapshot);
-      request.exchange.sessionId = sessionIdOf(request.exchange.mcp?.era, request.headers);
+      if (exchange.mcp?.batch) refuseGovernedBatch(exchange.mcp.messages, exchange.snapshot);
+      exchange.sessionId = sessionIdOf(exchange.mcp?.era, request.headers);
       // Per-principal limits (src/limits/): a refused call never reaches the tasks stage.
-      const admitted = request.exchange.snapshot.limits.admit(request.exchange);
-      if (admitted) keepSlot(request.exchange, reply, await admitted);
+      const admitted = exchange.snapshot.limits.admit(exchange);
+      if (admitted) keepSlot(exchange, reply, await admitted);
       // The tasks stage may answer by itself, or pin the request to a task's own instance.
-      const answer = await planTaskRequest(request.exchange.snapshot.tasks, request.exchange);
+      const answer = await planTaskRequest(exchange.snapshot.tasks, exchange);
       if (answer) {
         // fastify runs the handler after this hook when a hang-up cut the answer short; it
         // forwards nothing for a request answered here (forward.ts).
-        request.exchange.answeredLocally = true;
+        exchange.answeredLocally = true;
         reply.code(answer.status).headers(answer.headers ?? {}).type(answer.contentType ?? 'application/json');
         await (isStream(answer.body) ? sendStreamNow(reply, answer.body) : reply.send(answer.body));
         return;
       }
       // The client left while the stages ran: nothing to route, no token to obtain.
-      if (request.exchange.abort.aborted) return;
-      request.exchange.instance ??= await selectInstanceFor(request.exchange, deps.store);
-      // A token-exchange upstream's token, obtained before anything is sent (upstream-identity.ts).
-      const token = request.exchange.route.prepareCredentials(request.exchange);
+      if (exchange.abort.aborted) return;
+      exchange.instance ??= await selectInstanceFor(exchange, deps.store);
+      // A token-exchange upstream's token, obtained before anything is sent (BackendRoute.prepareCredentials).
+      const token = exchange.route.prepareCredentials(exchange);
       if (token) await token;
     };
 

@@ -14,7 +14,7 @@ import { recordSessionOutcome } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { UpstreamResponse } from './forward.js';
 import { createTaskResponseHook } from '../tasks/task-responses.js';
-import { readBounded, relayThrough } from '../upstream/relay-streams.js';
+import { discardBody, readBounded, relayThrough } from '../upstream/relay-streams.js';
 import { sendStreamNow } from './stream-reply.js';
 
 export async function relayResponse(request: FastifyRequest, reply: FastifyReply, res: UpstreamResponse, store: Store): Promise<void> {
@@ -28,7 +28,7 @@ export async function relayResponse(request: FastifyRequest, reply: FastifyReply
   try {
     await recordSessionOutcome(tg, res.statusCode, headerValue(res.headers['mcp-session-id']), store);
   } catch (error) {
-    res.stream.destroy();
+    discardBody(res.stream);
     sendGatewayError(request, reply, new GatewayError('TG_ERR_STORE_UNAVAILABLE', { cause: error }));
     return;
   }

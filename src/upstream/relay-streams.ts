@@ -5,6 +5,19 @@
 import type { Duplex } from 'node:stream';
 
 /**
+ * Drops a backend's answer the gateway will not relay (nobody to answer, an answer refused, a
+ * store that failed while it arrived). undici reports a body destroyed before its end as an
+ * 'error' event (RequestAbortedError), and an 'error' nobody listens for ends the process: the
+ * listener here is the one that says the drop was meant.
+ */
+export function discardBody(stream: NodeJS.ReadableStream & { destroy(error?: Error): void }): void {
+  stream.on('error', ignoreDropped);
+  stream.destroy();
+}
+
+function ignoreDropped(): void {}
+
+/**
  * Collects a reply body up to `limit` bytes. Listeners rather than `for await`: the async
  * iterator costs a promise per chunk and its own end-of-stream tracking on every JSON reply.
  */

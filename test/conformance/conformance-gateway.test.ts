@@ -3,7 +3,7 @@
 // defect, and the failing checks are printed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from '../e2e/harness.js';
+import { startStack, type Stack } from '../e2e/support/harness.js';
 import { runConformanceServerScenarios, type ConformanceSuite, type ScenarioOutcome } from './run-conformance.js';
 
 function regressions(direct: Map<string, ScenarioOutcome>, via: Map<string, ScenarioOutcome>): string[] {

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from '../e2e/harness.js';
+import { startGateway, testPolicy, type GatewayUnderTest } from '../e2e/support/harness.js';
 import { runConformanceServerScenarios, type ScenarioOutcome } from './run-conformance.js';
 
 /** Extension scenarios: the CLI skips them whenever --spec-version is given, so none is. */

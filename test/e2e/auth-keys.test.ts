@@ -9,15 +9,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { buildGateway } from '../../src/gateway.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { waitFor as eventually } from '../support/wait.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './support/harness.js';
+import { waitFor } from '../support/wait.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function call(gw: GatewayUnderTest, token: string): Promise<number> {
   const res = await fetch(gw.url, { method: 'POST', headers: { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}` }, body: initializeBody() });
@@ -63,7 +62,7 @@ describe('remote key sets', () => {
       const gw = await start();
       const first = jwks.keys[0]!;
       const oldToken = await jwks.mint({ aud: RESOURCE });
-      await eventually(async () => (await call(gw, oldToken)) === 200, 'the first key to work');
+      await waitFor(async () => (await call(gw, oldToken)) === 200, 'the first key to work');
 
       const rotated = await jwks.addKey('ES256');
       await sleep(150); // past the cooldown, so an unknown kid may refetch
@@ -95,7 +94,7 @@ describe('remote key sets', () => {
       assert.deepEqual(backend.stats.requests, []);
 
       await jwks.start();
-      await eventually(async () => (await readiness(gw)).status === 200, 'readiness once the JWKS is up');
+      await waitFor(async () => (await readiness(gw)).status === 200, 'readiness once the JWKS is up');
       assert.equal(await call(gw, token), 200);
       const metrics = await (await fetch(`${gw.adminUrl}/metrics`)).text();
       assert.match(metrics, /taskgate_jwks_refreshes_total\{outcome="error"\} [1-9]/);
@@ -110,7 +109,7 @@ describe('remote key sets', () => {
     jwks = await startJwksServer({ algs: ['RS256'] });
     try {
       const gw = await start();
-      await eventually(async () => (await readiness(gw)).status === 200, 'the first fetch');
+      await waitFor(async () => (await readiness(gw)).status === 200, 'the first fetch');
       await jwks.stop();
       await sleep(350); // past maxAge: the next request refetches, and that fails
       assert.equal(await call(gw, await jwks.mint({ aud: RESOURCE })), 200);

@@ -20,8 +20,8 @@ import {
   type JwksServer,
   type PolicyOverrides,
   waitReady,
-} from './harness.js';
-import { connectRaw, parseResponse, postHead } from './raw-socket.js';
+} from './support/harness.js';
+import { connectRaw, parseResponse, postHead } from './support/raw-socket.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 const OTHER_RESOURCE = 'http://127.0.0.1/other';

@@ -13,12 +13,11 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './modern-client.js';
-import { startNumberedTaskBackend, type NumberedTaskBackend } from './numbered-task-backend.js';
-import { listen, taskIn } from './push-listener.js';
-import { assertTaskObject } from './task-schemas.js';
+import { startGateway, startStack, testPolicy, type GatewayUnderTest, type Stack } from './support/harness.js';
+import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './support/modern-client.js';
+import { startNumberedTaskBackend, type NumberedTaskBackend } from './support/numbered-task-backend.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { assertTaskObject } from './support/task-schemas.js';
 
 /** A backend id where it stands on its own in some text (the backend numbers from 7001). */
 const STANDALONE_ID = /(?<![\p{L}\p{N}])70\d\d(?![\p{L}\p{N}])/u;
@@ -131,19 +130,16 @@ describe('a backend that numbers its tasks and names them in its own words', () 
 });
 
 describe('invisible characters in a backend\'s statusMessage (SDK 1.x backend, 2025-11-25)', () => {
-  let backend: ExampleServer;
-  let gw: GatewayUnderTest;
+  let stack: Stack;
   let client: Client;
   before(async () => {
-    backend = await startExampleServer();
-    gw = await startGateway(testPolicy([backend.url]));
+    stack = await startStack();
     client = new Client({ name: 'invisible', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gw.url)));
   });
   after(async () => {
     await client?.close();
-    await gw?.close();
-    await backend?.close();
+    await stack?.close();
   });
 
   it('strips format, default-ignorable, private-use and unassigned code points, controls and the tag block', async () => {

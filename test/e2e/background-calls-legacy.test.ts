@@ -11,9 +11,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { handleIn, runAgent, viewOf, type CallTool } from './background-agent.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, recordTaskStatus, waitForLegacyStatus } from './task-waits.js';
+import { handleIn, runAgent, viewOf, type CallTool } from './support/background-agent.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, recordTaskStatus, waitForLegacyStatus } from './support/task-waits.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 /** The client's request timeout in these tests, in place of the SDK's 60 s. */
@@ -166,7 +167,7 @@ describe('background calls for 2025-11-25 clients without tasks', () => {
     const cancelled = viewOf(await call(alice, 'taskgate_task_cancel', { taskId: handle }));
     assert.equal(cancelled.isError, false);
     assert.match(cancelled.text, /is cancelled; the gateway stopped it/);
-    for (let i = 0; i < 100 && stats(stack).cancelled === 0; i++) await sleep(30);
+    await waitFor(() => stats(stack).cancelled > 0, 'the backend\'s tool to see notifications/cancelled', 3000, 30);
     assert.equal(stats(stack).cancelled, 1, 'the backend\'s tool saw notifications/cancelled');
     const status = viewOf(await call(alice, 'taskgate_task_status', { taskId: handle }));
     assert.equal(status.isError, true);
@@ -202,11 +203,7 @@ describe('background calls for 2025-11-25 clients without tasks', () => {
   it('a result nobody reads is forgotten at the end of its lifetime, and counted abandoned', async () => {
     const handle = await detach(alice, 'notify_progress', { count: 3, delayMs: 1000 });
     // Not asked about: the lifetime (tools.notify_progress.maxTtl) ends with its result unread.
-    let abandoned = 0;
-    for (let i = 0; i < 100 && abandoned === 0; i++) {
-      abandoned = await backgroundCount('abandoned');
-      if (abandoned === 0) await sleep(100);
-    }
+    const abandoned = await waitForValue(async () => (await backgroundCount('abandoned')) || undefined, 'the call to be counted abandoned', 10_000, 100);
     assert.equal(abandoned, 1);
     const status = viewOf(await call(alice, 'taskgate_task_status', { taskId: handle, wait: 0 }));
     assert.match(status.text, /No background call with this handle is known/);
@@ -234,7 +231,7 @@ describe('background calls for 2025-11-25 clients without tasks', () => {
       // its completion on the GET stream comes after anything pushed for the background call.
       const task = await createLegacyTask(client, 'slow_report', { seconds: 2, steps: 1 });
       assert.equal(viewOf(await untilEnded(client, handle)).text, 'Report ready after 1s');
-      for (let i = 0; i < 100 && !pushed.statusesOf(task.taskId).includes('completed'); i++) await sleep(50);
+      await waitFor(() => pushed.statusesOf(task.taskId).includes('completed'), 'the completion pushed on the GET stream', 5000, 50);
       assert.deepEqual(pushed.statusesOf(task.taskId), ['completed'], 'the GET stream carries the task\'s status');
       assert.deepEqual(pushed.statusesOf(handle), []);
     } finally {

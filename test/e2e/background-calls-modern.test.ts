@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { runAgent, viewOf, type CallTool } from './background-agent.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { runAgent, viewOf, type CallTool } from './support/background-agent.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const CLIENT_TIMEOUT_MS = 1500;
@@ -122,7 +123,7 @@ describe('background calls for 2026-07-28 clients without the tasks extension', 
     stack.modern[0]!.stats.reset();
     const handle = await detach(alice, 'slow_scan', { seconds: 30 });
     assert.match(viewOf(await call(alice, 'taskgate_task_cancel', { taskId: handle })).text, /is cancelled/);
-    for (let i = 0; i < 100 && stack.modern[0]!.stats.aborted === 0; i++) await sleep(30);
+    await waitFor(() => stack.modern[0]!.stats.aborted > 0, 'the backend to see its call closed', 3000, 30);
     assert.equal(stack.modern[0]!.stats.aborted, 1, 'the backend saw its call closed');
     assert.match(viewOf(await call(alice, 'taskgate_task_status', { taskId: handle })).text, /was cancelled/);
   });

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { runAgent, viewOf, type AgentView, type CallTool } from './background-agent.js';
-import { startTaskStack, type TaskStack } from './task-harness.js';
+import { runAgent, viewOf, type AgentView, type CallTool } from './support/background-agent.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
 
 /** The host's limit on one tool call, in place of a minute. */
 const HOST_TIMEOUT_MS = 1500;

@@ -12,8 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { viewOf } from './background-agent.js';
-import { startTaskStack, type TaskStack } from './task-harness.js';
+import { viewOf } from './support/background-agent.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const TIMEOUT_MS = 1500;

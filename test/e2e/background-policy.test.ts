@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { legacyClient, startTaskStack, type TaskStack } from './task-harness.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const BACKGROUND = { tools: 'all', detachAfter: '300ms', statusWait: '700ms' };

@@ -6,23 +6,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { viewOf } from './background-agent.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import { Replicas, replicaPolicy } from './replica-harness.js';
-import { sleep } from './task-harness.js';
-import { INSTALL_REDIS, RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis } from '../unit/store/redis-servers.js';
+import { viewOf } from './support/background-agent.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { startJwksServer, type JwksServer } from './support/harness.js';
+import { Replicas, replicaStore } from './support/replica-harness.js';
+import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
-const installed = redisServerInstalled();
-if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+const installed = redisServerOrReport();
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const TIMEOUT_MS = 1500;
@@ -37,9 +33,8 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
   let modern: ModernTaskServer;
   let legacy: ExampleServer;
   let jwks: JwksServer;
-  let dir: string;
   let policy: string;
-  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const replicas = new Replicas(() => jwks);
   const clients: ToolClient[] = [];
 
   const headersFor = async (path: string, subject: string) => ({ authorization: `Bearer ${await jwks.mint({ sub: subject, aud: `http://127.0.0.1${path}` })}` });
@@ -78,30 +73,24 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     modern = await startModernTaskServer({ name: 'plain-2026', tasks: false });
     legacy = await startExampleServer({ name: 'plain-2025', tasks: false });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    dir = await mkdtemp(join(tmpdir(), 'taskgate-background-replicas-'));
-    policy = join(dir, 'policy.yaml');
     const backgroundCalls = { tools: 'all', detachAfter: '300ms', statusWait: '700ms' };
-    await writeFile(
-      policy,
-      replicaPolicy(jwks, {
-        upstreams: {
-          modern: { instances: [new URL(modern.url).origin], backgroundCalls },
-          legacy: { instances: [new URL(legacy.url).origin], backgroundCalls },
-        },
-        routes: [
-          { path: '/mcp', upstream: 'modern' },
-          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
-        ],
-        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-background:', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
-        tasks: { poll: { default: '200ms' }, tools: { notify_progress: { maxTtl: '1500ms' } } },
-      }),
-    );
+    policy = await replicas.writePolicy('policy.yaml', {
+      upstreams: {
+        modern: { instances: [new URL(modern.url).origin], backgroundCalls },
+        legacy: { instances: [new URL(legacy.url).origin], backgroundCalls },
+      },
+      routes: [
+        { path: '/mcp', upstream: 'modern' },
+        { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+      ],
+      store: replicaStore(redis.port, 'tg-background:'),
+      tasks: { poll: { default: '200ms' }, tools: { notify_progress: { maxTtl: '1500ms' } } },
+    });
   });
   after(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
     await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('2025: detached through A, answered through B; a call A holds cancelled through B', async () => {
@@ -115,7 +104,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     legacy.stats.reset();
     const long = await detach(viaA, 'slow_report', { seconds: 30, steps: 1 });
     assert.match(viewOf(await viaB.call('taskgate_task_cancel', { taskId: long })).text, /is cancelled/);
-    for (let i = 0; i < 100 && legacy.stats.cancelled === 0; i++) await sleep(30);
+    await waitFor(() => legacy.stats.cancelled > 0, 'the backend to see the call cancelled', 3000, 30);
     assert.equal(legacy.stats.cancelled, 1, 'A stopped the call when B cancelled it');
     assert.match(viewOf(await viaA.call('taskgate_task_status', { taskId: long })).text, /was cancelled/);
   });
@@ -130,7 +119,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     modern.stats.reset();
     const long = await detach(viaA, 'slow_scan', { seconds: 30 });
     assert.match(viewOf(await viaB.call('taskgate_task_cancel', { taskId: long })).text, /is cancelled/);
-    for (let i = 0; i < 100 && modern.stats.aborted === 0; i++) await sleep(30);
+    await waitFor(() => modern.stats.aborted > 0, 'the backend to see the call closed', 3000, 30);
     assert.equal(modern.stats.aborted, 1, 'A closed the call when B cancelled it');
   });
 
@@ -149,11 +138,7 @@ describe('background calls on two replicas sharing Redis', { skip: !installed },
     const handle = await detach(await legacyClient(a), 'notify_progress', { count: 3, delayMs: 1000 });
     // Not asked about until its lifetime (tools.notify_progress.maxTtl) ended: one of the
     // replicas' sweeps forgets it, and that replica counts it.
-    let abandoned = 0;
-    for (let i = 0; i < 100 && abandoned === 0; i++) {
-      abandoned = (await abandonedOn(a)) + (await abandonedOn(b));
-      if (abandoned === 0) await sleep(100);
-    }
+    const abandoned = await waitForValue(async () => (await abandonedOn(a)) + (await abandonedOn(b)) || undefined, 'a replica to count the call abandoned', 10_000, 100);
     assert.equal(abandoned, 1);
     const viaB = await legacyClient(b);
     assert.match(viewOf(await viaB.call('taskgate_task_status', { taskId: handle, wait: 0 })).text, /No background call with this handle is known/);

@@ -9,8 +9,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { initializeBody, readMessages } from './harness.js';
-import { startTaskStack, type TaskStack } from './task-harness.js';
+import { initializeBody } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
 
 // No MCP-Protocol-Version: what a client that means 2025-03-26 sends.
 const BATCH_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } as const;

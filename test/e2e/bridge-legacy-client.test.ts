@@ -10,9 +10,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { generationSeen, legacyBridgeClient, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './bridge-harness.js';
-import { sleep } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { generationSeen, startBridgeGateway, startModernBackendStack, type BridgeStack, type ModernBackendStack } from './support/bridge-harness.js';
+import { legacyClient } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -42,8 +43,8 @@ describe('bridge: 2025-11-25 client, backend with 2026-07-28 tasks only', () => 
   const seen: string[] = [];
   before(async () => {
     stack = await startModernBackendStack({ tasks: { ttl: { max: '30s' }, poll: { floor: '200ms' } } });
-    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' }, stack.gw.url, seen);
-    bob = await legacyBridgeClient(stack, 'bob');
+    alice = await legacyClient(stack, 'alice', { name: 'Ada' }, stack.gw.url, seen);
+    bob = await legacyClient(stack, 'bob');
   });
   after(async () => {
     await alice?.close();
@@ -188,7 +189,7 @@ describe('bridge: a bridged task\'s lifetime ends', () => {
   let alice: Client;
   before(async () => {
     stack = await startModernBackendStack({ tasks: { ttl: { max: '1s', default: '1s' } } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();
@@ -198,15 +199,14 @@ describe('bridge: a bridged task\'s lifetime ends', () => {
   it('is forgotten at its capped TTL and cancelled at the backend', async () => {
     const task = await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
     assert.equal(task.ttl, 1000);
-    const until = Date.now() + 10_000;
-    let error: McpError | undefined;
-    while (!error && Date.now() < until) {
-      error = await alice.experimental.tasks.getTask(task.taskId).then(() => undefined, (e: unknown) => (e instanceof McpError ? e : undefined));
-      if (!error) await sleep(250);
-    }
+    const error = await waitForValue(
+      () => alice.experimental.tasks.getTask(task.taskId).then(() => undefined, (e: unknown) => (e instanceof McpError ? e : undefined)),
+      'tasks/get to be refused',
+      10_000,
+      250,
+    );
     assert.equal(error?.code, -32602, 'the handle is unknown once its lifetime ended');
-    const cancelUntil = Date.now() + 5000;
-    while (received(stack, 'tasks/cancel').length === 0 && Date.now() < cancelUntil) await sleep(50);
+    await waitFor(() => received(stack, 'tasks/cancel').length > 0, 'the backend to be told', 5000, 50);
     const cancel = stack.backend.stats.requests.find((r) => r.rpcMethod === 'tasks/cancel');
     assert.ok(cancel, 'the backend was told');
     assert.equal(cancel.headers['mcp-protocol-version'], '2026-07-28', 'in its own generation');
@@ -218,7 +218,7 @@ describe('bridge: off for the upstream', () => {
   let alice: Client;
   before(async () => {
     stack = await startModernBackendStack({ upstream: { bridge: 'off' } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();
@@ -241,8 +241,8 @@ describe('bridge: limits hold for bridged tasks', () => {
   let bob: Client;
   before(async () => {
     stack = await startModernBackendStack({ tasks: { maxLivePerPrincipal: 1 } });
-    alice = await legacyBridgeClient(stack, 'alice');
-    bob = await legacyBridgeClient(stack, 'bob');
+    alice = await legacyClient(stack, 'alice');
+    bob = await legacyClient(stack, 'bob');
   });
   after(async () => {
     await alice?.close();
@@ -253,8 +253,7 @@ describe('bridge: limits hold for bridged tasks', () => {
   it('refuses a creation past the live-task limit with -31002 and cancels it at the backend', async () => {
     await createLegacyTask(alice, 'slow_scan', { seconds: 30 });
     await assert.rejects(createLegacyTask(alice, 'slow_scan', { seconds: 30 }), /-31002|live task limit/);
-    const until = Date.now() + 5000;
-    while (received(stack, 'tasks/cancel').length === 0 && Date.now() < until) await sleep(50);
+    await waitFor(() => received(stack, 'tasks/cancel').length > 0, 'the refused task to be cancelled upstream', 5000, 50);
     assert.equal(received(stack, 'tasks/cancel').length, 1, 'the refused task was cancelled upstream');
     const other = await createLegacyTask(bob, 'slow_scan', { seconds: 30 });
     assert.ok(isHandleShaped(other.taskId), 'the limit is per principal');
@@ -269,7 +268,7 @@ describe('bridge: 2025-11-25 client, backend that refuses 2025 altogether', () =
     // The 2.4.0 server with legacy: 'reject': a 2025 initialize gets -32022 from it.
     backend = await startModernTaskServer({ name: 'modern-only', pollIntervalMs: 100, workMs: 100 });
     stack = await startBridgeGateway([backend.url], {});
-    alice = await legacyBridgeClient(stack, 'alice', { name: 'Ada' });
+    alice = await legacyClient(stack, 'alice', { name: 'Ada' });
   });
   after(async () => {
     await alice?.close();
@@ -315,7 +314,7 @@ describe('bridge: a 2025 client\'s polls of a 2026 backend\'s task are governed'
   before(async () => {
     // A floor no test run outlasts: the second poll is early however slow the machine.
     stack = await startModernBackendStack({ tasks: { poll: { floor: '60s' } } });
-    alice = await legacyBridgeClient(stack, 'alice');
+    alice = await legacyClient(stack, 'alice');
   });
   after(async () => {
     await alice?.close();

@@ -10,11 +10,12 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { generationSeen, startBridgeGateway, type BridgeStack } from './bridge-harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { listen } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
-import { freePort } from '../unit/store/redis-servers.js';
+import { generationSeen, startBridgeGateway, type BridgeStack } from './support/bridge-harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { listen } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
+import { freePort } from '../support/redis-servers.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 function textOf(result: CallToolResult | Record<string, unknown> | undefined): string | undefined {
   const first = (result?.content as { type: string; text?: string }[] | undefined)?.[0];
@@ -196,16 +197,10 @@ describe('bridge: a 2026 client\'s task on a 2025 backend ends its lifetime', ()
     const taskId = execution.handle!.taskId;
     const session = (await stack.gw.gateway.store.getTask(taskId))?.upstreamSession;
     assert.ok(session);
-    const until = Date.now() + 10_000;
-    let code: number | undefined;
-    while (code === undefined && Date.now() < until) {
-      code = (await alice.raw('tasks/get', { taskId })).response?.error?.code;
-      if (code === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const code = await waitForValue(async () => (await alice.raw('tasks/get', { taskId })).response?.error?.code, 'tasks/get to be refused', 10_000, 250);
     assert.equal(code, -32602);
-    const cancelUntil = Date.now() + 5000;
     const cancel = () => backend.stats.requests.find((r) => r.rpcMethod === 'tasks/cancel');
-    while (!cancel() && Date.now() < cancelUntil) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => cancel() !== undefined, 'the backend to be told', 5000, 50);
     assert.equal(cancel()?.sessionId, session, 'the backend is told in the session that holds the task');
   });
 });

@@ -7,29 +7,47 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpError} from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { legacyBridgeClient, type BridgeStack } from './bridge-harness.js';
-import { SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
-import { AUDIENCE, waitUntilReady } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './task-waits.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
+import type { BridgeStack } from './support/bridge-harness.js';
+import { sharedRedisSpace, type SharedRedisSpace } from '../support/redis-servers.js';
+import { AUDIENCE, legacyClient } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 
 const textOf = (result: CallToolResult): string => (result.content[0]?.type === 'text' ? result.content[0].text : '');
+
+/**
+ * Two gateways in front of `backendUrl` (bridge: auto, the generation probed before startGateway
+ * returns) on one key space of the shared Redis, trusting one issuer: replicas of one deployment.
+ * Each joins `gateways` as it starts, so the suite's after() closes it whatever happens next.
+ */
+async function startReplicas(gateways: GatewayUnderTest[], backendUrl: string, jwks: JwksServer, redis: SharedRedisSpace): Promise<void> {
+  const policy = testPolicy([backendUrl], {
+    auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
+    store: redis.storePolicy(),
+    upstreams: { tools: { instances: [new URL(backendUrl).origin], bridge: 'auto' } },
+  });
+  for (let i = 0; i < 2; i++) {
+    const gw = await startGateway(policy);
+    gateways.push(gw);
+    await waitUntilReady(gw.adminUrl);
+  }
+}
 
 describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   let backend: ModernTaskServer;
   let jwks: JwksServer;
+  const redis = sharedRedisSpace('tg-bridge');
   const gateways: GatewayUnderTest[] = [];
   const clients: Client[] = [];
   let stack: BridgeStack;
   const via = async (index: number, subject: string, name?: string): Promise<Client> => {
-    const client = await legacyBridgeClient(stack, subject, { name }, gateways[index]!.url);
+    const client = await legacyClient(stack, subject, { name }, gateways[index]!.url);
     clients.push(client);
     return client;
   };
@@ -37,18 +55,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startModernTaskServer({ name: 'modern-r', pollIntervalMs: 100, workMs: 100, legacy: 'stateless' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    const keyPrefix = `tg-bridge-${randomUUID()}:`;
-    for (let i = 0; i < 2; i++) {
-      const policy = testPolicy([backend.url], {
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
-        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
-      });
-      const gw = await startGateway(policy);
-      gateways.push(gw);
-      await waitUntilReady(gw.adminUrl);
-      await gw.gateway.bridge.generations.settled();
-    }
+    await startReplicas(gateways, backend.url, jwks, redis);
     stack = { jwks, gw: gateways[0]!, bearer: async (subject) => `Bearer ${await jwks.mint({ sub: subject, aud: AUDIENCE })}`, close: async () => undefined };
   });
   after(async () => {
@@ -56,6 +63,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
     await Promise.allSettled(gateways.map((gw) => gw.close()));
     await backend?.close();
     await jwks?.close();
+    await redis.removeKeys();
   });
 
   it('a task created through one replica is polled, listed and its result served through the other', async () => {
@@ -97,6 +105,7 @@ describe('bridge: 2025 client, 2026 backend, two replicas on Redis', () => {
 describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
   let backend: ExampleServer;
   let jwks: JwksServer;
+  const redis = sharedRedisSpace('tg-bridge');
   const gateways: GatewayUnderTest[] = [];
   const clients: ModernTaskClient[] = [];
   const via = async (index: number, subject: string): Promise<ModernTaskClient> => {
@@ -115,23 +124,14 @@ describe('bridge: 2026 client, 2025 backend, two replicas on Redis', () => {
   before(async () => {
     backend = await startExampleServer({ name: 'legacy-r' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    const keyPrefix = `tg-bridge-${randomUUID()}:`;
-    for (let i = 0; i < 2; i++) {
-      const policy = testPolicy([backend.url], {
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        store: { type: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] },
-        upstreams: { tools: { instances: [new URL(backend.url).origin], bridge: 'auto' } },
-      });
-      const gw = await startGateway(policy);
-      gateways.push(gw);
-      await waitUntilReady(gw.adminUrl);
-    }
+    await startReplicas(gateways, backend.url, jwks, redis);
   });
   after(async () => {
     await Promise.allSettled(clients.map((client) => client.close()));
     await Promise.allSettled(gateways.map((gw) => gw.close()));
     await backend?.close();
     await jwks?.close();
+    await redis.removeKeys();
   });
 
   it('a task created through one replica is polled to its inline result through the other', async () => {

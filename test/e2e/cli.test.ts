@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { runTaskgate } from './gateway-process.js';
-import { LEGACY_POST_HEADERS, initializeBody } from './harness.js';
+import { runTaskgate } from './support/gateway-process.js';
+import { LEGACY_POST_HEADERS, initializeBody } from './support/harness.js';
 
 
 async function exitOf(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -7,10 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { createTask, eventually, startConsoleStack, VIEWER_TOKEN, OPERATOR_TOKEN, type ConsoleStack } from './console-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen, taskIn } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
+import { createTask, startConsoleStack, VIEWER_TOKEN, OPERATOR_TOKEN, type ConsoleStack } from './support/console-harness.js';
+import { waitFor, waitForValue } from '../support/wait.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 describe('operator console API', () => {
   let stack: ConsoleStack;
@@ -162,19 +163,19 @@ describe('operator console API', () => {
     it('counts the push listens open on this replica for a task, and the delivery lag they saw', async () => {
       const gina = await stack.client('gina');
       const handle = await createTask(gina, 'report_status', { message: 'short', seconds: 3 });
-      const id = await eventually('gina\'s task listed', async () => (await stack.api('/tasks?principal=gina')).json.tasks[0]?.id as string | undefined);
+      const id = await waitForValue(async () => (await stack.api('/tasks?principal=gina')).json.tasks[0]?.id as string | undefined, 'gina\'s task listed', 5000, 50);
       const listener = await listen(stack.gateways[0]!.url, `Bearer ${await stack.clientJwt('gina')}`, { taskIds: [handle] });
       try {
         await listener.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
         assert.equal((await stack.api(`/tasks/${id}`)).json.thisReplica.pushListeners, 1);
         await listener.waitFor(taskIn(handle, 'completed'), 8000, 'the completion pushed');
         await listener.ended;
-        await eventually('the listen counted out', async () => ((await stack.api(`/tasks/${id}`)).json.thisReplica.pushListeners === 0 ? true : undefined));
+        await waitFor(async () => (await stack.api(`/tasks/${id}`)).json.thisReplica.pushListeners === 0, 'the listen counted out', 5000, 50);
       } finally {
         listener.close();
       }
       // The sampler reads the lag histogram every 10 s: the delivery shows from its next tick on.
-      const sample = await eventually('a push lag sample', async () => (await stack.api('/samples')).json.pushLag.find((s: { deliveries: number }) => s.deliveries > 0), 25_000);
+      const sample = await waitForValue(async () => (await stack.api('/samples')).json.pushLag.find((s: { deliveries: number }) => s.deliveries > 0), 'a push lag sample', 25_000, 50);
       assert.ok(sample.meanMs >= 0 && sample.p95Ms >= 0, JSON.stringify(sample));
     });
 
@@ -241,10 +242,10 @@ describe('operator console API', () => {
       assert.equal(audited?.handleHash, id);
       const metrics = await (await fetch(`${stack.gateways[0]!.adminUrl}/metrics`)).text();
       assert.match(metrics, /taskgate_console_actions_total\{action="cancel",outcome="done"\} 1/);
-      const again = await eventually('the task listed as cancelled', async () => {
+      const again = await waitForValue(async () => {
         const row = (await stack.api(`/tasks/${id}`)).json;
         return row.status === 'cancelled' ? row : undefined;
-      });
+      }, 'the task listed as cancelled', 5000, 50);
       assert.equal(again.status, 'cancelled');
       const twice = await stack.api(`/tasks/${id}/cancel`, { body: { reason: 'again' } });
       assert.equal(twice.status, 409);
@@ -254,7 +255,7 @@ describe('operator console API', () => {
     it('cancels a task the gateway runs itself: its backend call stops, the owner sees cancelled', async () => {
       const carol = await stack.client('carol', { path: '/plain' });
       const handle = await createTask(carol, 'slow_scan', { seconds: 60 });
-      const id = await eventually('carol\'s task listed', async () => (await stack.api('/tasks?principal=carol')).json.tasks[0]?.id as string | undefined);
+      const id = await waitForValue(async () => (await stack.api('/tasks?principal=carol')).json.tasks[0]?.id as string | undefined, 'carol\'s task listed', 5000, 50);
       assert.equal((await stack.api(`/tasks/${id}`)).json.kind, 'gateway');
       const abortedBefore = stack.plain!.stats.aborted;
       const answer = await stack.api(`/tasks/${id}/cancel`, { body: { reason: 'runaway call' } });
@@ -262,7 +263,7 @@ describe('operator console API', () => {
       assert.equal(answer.json.status, 'cancelled');
       const view = await waitForModernStatus(carol, handle, 'cancelled');
       assert.equal(view.status, 'cancelled');
-      await eventually('the backend call was stopped', async () => (stack.plain!.stats.aborted > abortedBefore ? true : undefined));
+      await waitFor(() => stack.plain!.stats.aborted > abortedBefore, 'the backend call was stopped', 5000, 50);
     });
 
     it('suspends a principal\'s task requests for a while, and lifts it', async () => {
@@ -279,7 +280,7 @@ describe('operator console API', () => {
       const lifted = await stack.api(`/principals/${key}/unsuspend`, { body: { reason: 'false alarm' } });
       assert.deepEqual(lifted.json, { key, wasSuspended: true });
       // Each replica trusts a suspension it knows of for at most a second.
-      await eventually('bob reaches his task again', async () => ((await bob.raw('tasks/get', { taskId: bobTask })).status === 200 ? true : undefined), 3000);
+      await waitFor(async () => (await bob.raw('tasks/get', { taskId: bobTask })).status === 200, 'bob reaches his task again', 3000, 50);
       const events = stack.audit.filter((e) => e.event === 'operator_suspend' || e.event === 'operator_unsuspend').filter((e) => e.allowed);
       assert.deepEqual(events.map((e) => [e.event, e.owner, e.operatorReason]), [
         ['operator_suspend', key, 'probing, INC-43'],

@@ -1,6 +1,6 @@
 /**
  * The operator console in a real browser: Debian's headless Chromium, driven by playwright-core
- * (test/e2e/browser.ts), against gateways in front of the SDK's 2026 task server with a real
+ * (test/e2e/support/browser.ts), against gateways in front of the SDK's 2026 task server with a real
  * JWKS issuer. Tasks two principals create show up within a couple of seconds; filtering,
  * cancelling and suspending from the page reach the store and the backend; the page never
  * holds a handle, a result or an input; the page runs under its strict CSP without a
@@ -11,12 +11,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { answersPing, SHARED_REDIS } from '../unit/store/redis-servers.js';
-import { chromiumMissing, launchBrowser, reportMissingBrowser, type Browser } from './browser.js';
-import { createTask, eventually, OPERATOR_TOKEN, startConsoleStack, type ConsoleStack } from './console-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen } from './push-listener.js';
-import { waitForModernStatus } from './task-waits.js';
+import { answersPing, SHARED_REDIS } from '../support/redis-servers.js';
+import { chromiumMissing, launchBrowser, reportMissingBrowser, type Browser } from './support/browser.js';
+import { createTask, OPERATOR_TOKEN, startConsoleStack, type ConsoleStack } from './support/console-harness.js';
+import { waitFor, waitForValue } from '../support/wait.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen } from './support/push-listener.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 /**
  * The page's `document`, for the predicates playwright runs in the browser (this file is
@@ -175,7 +176,7 @@ if (missing) {
       await page.fill('#action-reason', 'stuck for two hours (INC-7)');
       await page.click('#action-confirm');
       await page.locator('#action-dialog').waitFor({ state: 'hidden' });
-      await eventually('the backend saw tasks/cancel', async () => (stack.backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel') ? true : undefined));
+      await waitFor(() => stack.backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel'), 'the backend saw tasks/cancel', 5000, 50);
       const view = await waitForModernStatus(alice, aliceTask, 'cancelled');
       assert.equal(view.status, 'cancelled');
       const audited = stack.audit.find((e) => e.event === 'operator_cancel');
@@ -192,10 +193,10 @@ if (missing) {
       await page.selectOption('#action-duration', '5m');
       await page.click('#action-confirm');
       await page.locator('#action-dialog').waitFor({ state: 'hidden' });
-      const refused = await eventually('bob refused', async () => {
+      const refused = await waitForValue(async () => {
         const answer = await bob.raw('tasks/get', { taskId: bobTask });
         return answer.status === 429 ? answer : undefined;
-      });
+      }, 'bob refused', 5000, 50);
       assert.equal((refused.response?.error as { code: number }).code, -31003);
       await row.getByRole('button', { name: /Lift the suspension/ }).waitFor({ timeout: SHOWN_WITHIN_MS });
       await page.click('#tab-button-tasks');

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { chromiumMissing, launchBrowser, reportMissingBrowser, startPageServer, type Browser, type PageServer } from './browser.js';
-import { startGateway, startJwksServer, testPolicy, waitReady, type GatewayUnderTest, type JwksServer } from './harness.js';
+import { chromiumMissing, launchBrowser, reportMissingBrowser, startPageServer, type Browser, type PageServer } from './support/browser.js';
+import { startGateway, startJwksServer, testPolicy, waitReady, type GatewayUnderTest, type JwksServer } from './support/harness.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 

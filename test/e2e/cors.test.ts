@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, waitReady, type GatewayUnderTest, type JwksServer } from './harness.js';
+import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, startJwksServer, testPolicy, waitReady, type GatewayUnderTest, type JwksServer } from './support/harness.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 // Loopback origins: the example backend checks Origin itself (as a loopback server must) and

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { LEGACY_POST_HEADERS, startStack, type Stack } from './harness.js';
+import { LEGACY_POST_HEADERS, startStack, type Stack } from './support/harness.js';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

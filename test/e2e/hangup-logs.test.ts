@@ -8,10 +8,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
-import { sleep } from './task-harness.js';
+import { initializeSession, LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
+import { waitFor } from '../support/wait.js';
 
 type LogLine = Record<string, unknown> & { level: number; msg: string; reqId?: string };
 
@@ -69,11 +71,7 @@ describe('a client hang-up mid-stream', () => {
     client.abort();
     await opened;
     const ofRequest = () => log.lines.filter((line) => line.reqId === requestId);
-    const deadline = Date.now() + 5000;
-    while (!ofRequest().some((line) => line.msg === 'client hung up' || line.level >= 50)) {
-      if (Date.now() > deadline) assert.fail(`nothing logged for the hang-up of ${requestId}: ${JSON.stringify(ofRequest())}`);
-      await sleep(10);
-    }
+    await waitFor(() => ofRequest().some((line) => line.msg === 'client hung up' || line.level >= 50), () => `a log line for the hang-up of ${requestId}: ${JSON.stringify(ofRequest())}`, 5000, 10);
     const pings = backend.received.filter((m) => m === 'ping').length;
     const pong = await post({ jsonrpc: '2.0', id: randomUUID(), method: 'ping' });
     assert.equal(pong.status, 200);

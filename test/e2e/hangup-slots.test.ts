@@ -8,9 +8,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
-import { sleep } from './task-harness.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { initializeSession, LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
+import { waitForValue } from '../support/wait.js';
 
 let nextId = 1;
 
@@ -25,14 +27,16 @@ function callHold(gw: GatewayUnderTest, session: string, signal?: AbortSignal): 
 
 /** Calls `hold` until the gateway admits one (its slot given back is one store call after the answer). */
 async function callUntilAdmitted(gw: GatewayUnderTest, session: string, ms = 5000): Promise<Response> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const res = await callHold(gw, session);
-    if (res.status !== 429) return res;
-    await res.text();
-    if (Date.now() > deadline) assert.fail(`no call admitted within ${ms} ms`);
-    await sleep(20);
-  }
+  return waitForValue(
+    async () => {
+      const res = await callHold(gw, session);
+      if (res.status !== 429) return res;
+      await res.text();
+      return undefined;
+    },
+    'a call admitted',
+    ms,
+  );
 }
 
 /**

@@ -14,9 +14,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { sendHostileTraffic } from './hostile-traffic.js';
-import { waitUntilReady } from './task-harness.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
+import { sendHostileTraffic } from './support/hostile-traffic.js';
 
 const ROUNDS = 6;
 const REQUESTS_PER_ROUND = 1200;

@@ -3,10 +3,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './modern-client.js';
-import { waitFor } from './reload-harness.js';
-import { assertTaskObject } from './task-schemas.js';
-import { waitForModernStatus } from './task-waits.js';
+import { createModernTaskClient, type HttpExchange, type ModernTaskClient } from './support/modern-client.js';
+import { waitFor } from '../support/wait.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 

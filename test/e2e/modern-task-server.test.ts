@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { TASKS_EXTENSION, createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { waitForModernStatus } from './task-waits.js';
+import { TASKS_EXTENSION, createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { waitForModernStatus } from './support/task-waits.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

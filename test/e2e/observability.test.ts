@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
 
 function captureLines(): { stream: Writable; lines: string[] } {
   const lines: string[] = [];

@@ -8,8 +8,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LINGER_MS } from '../../src/pipeline/lingering-close.js';
-import { startStack, type Stack } from './harness.js';
-import { connectRaw, parseResponse, postHead } from './raw-socket.js';
+import { startStack, type Stack } from './support/harness.js';
+import { connectRaw, parseResponse, postHead } from './support/raw-socket.js';
 
 const MB = 1_000_000;
 const CHUNK = Buffer.alloc(64 * 1024, 0x20);

@@ -5,9 +5,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { legacyClient, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitFor } from '../support/wait.js';
 
 /** Backend tasks/get calls for one backend task id. */
 function backendPolls(stack: TaskStack, upstreamId: string): number {
@@ -48,9 +50,14 @@ describe('poll governance', () => {
       // Counted as each answer finishes: the last one may still be on its way into the registry.
       let metrics = '';
       const polls = (outcome: string) => Number(new RegExp(`^taskgate_polls_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
-      for (const until = Date.now() + 2000; Date.now() < until && polls('forwarded') + polls('cached') < answers; await sleep(20)) {
-        metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
-      }
+      await waitFor(
+        async () => {
+          metrics = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
+          return polls('forwarded') + polls('cached') >= answers;
+        },
+        () => `every poll counted (forwarded ${polls('forwarded')}, cached ${polls('cached')}, of ${answers})`,
+        2000,
+      );
       // Every poll was either forwarded or answered from the cache, and the metric says which.
       assert.equal(polls('forwarded'), forwarded);
       assert.equal(polls('cached'), answers - forwarded);

@@ -8,8 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PROTOCOL_VERSION } from './modern-client.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { PROTOCOL_VERSION } from './support/modern-client.js';
+import { legacyClient, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitForValue } from '../support/wait.js';
 
 describe('a backend with tasks of its own, behind providedTasks: all', () => {
   let legacy: TaskStack;
@@ -40,8 +41,7 @@ describe('a backend with tasks of its own, behind providedTasks: all', () => {
     const gatewayTask = await alice.request({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
     // The gateway answers at once and sends the call after: wait for it to arrive.
     const echoCall = () => legacy.backends[0]!.stats.requests.find((r) => r.rpcMethod === 'tools/call' && (r.body as { params: { name: string } }).params.name === 'echo');
-    for (let i = 0; i < 50 && !echoCall(); i++) await sleep(20);
-    const plain = echoCall();
+    const plain = await waitForValue(echoCall, 'the gateway\'s call of echo at the backend', 1000);
     assert.equal((plain?.body as { params: { task?: unknown } }).params.task, undefined, 'the gateway sent a plain call');
     await alice.experimental.tasks.getTask(gatewayTask.task.taskId);
     assert.equal(legacy.received('tasks/get'), 1, 'the gateway\'s task is polled at the gateway');

@@ -8,21 +8,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Store } from '../../src/store/store.js';
-import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHostileLegacyBackend, startHostileModernBackend, type HostileBackend } from './hostile-backends.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { sleep, waitUntilReady } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './task-waits.js';
+import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
+import { startGateway, testPolicy, type GatewayUnderTest, waitUntilReady } from './support/harness.js';
+import { startHostileLegacyBackend, startHostileModernBackend, type HostileBackend } from './support/hostile-backends.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { answersPing, redisConfig, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
+import { answersPing, redisConfig, SHARED_REDIS, sharedRedisSpace } from '../support/redis-servers.js';
+import { waitFor } from '../support/wait.js';
 
 /** Far below the 3 MB the backends send, far above anything the gateway writes of its own. */
 const SMALL = 64 * 1024;
@@ -39,8 +37,8 @@ type HostileGateway = GatewayUnderTest & { store: Store; keyPrefix: string; stop
  * gateway alone (its Redis keys stay, for a look at what it left); close() also removes them.
  */
 async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | 'redis', options: { timeout?: string; drainTimeout?: string } = {}): Promise<HostileGateway> {
-  const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  const store = storeKind === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
+  const space = sharedRedisSpace();
+  const store = storeKind === 'redis' ? space.storePolicy() : { type: 'memory' };
   const providedTasks = { tools: 'all', promoteAfter: '100ms', timeout: options.timeout ?? '3s' };
   const gw = await startGateway(
     testPolicy([backend.url], {
@@ -57,15 +55,11 @@ async function startGatewayFor(backend: { url: string }, storeKind: 'memory' | '
   return {
     ...gw,
     store: gw.gateway.store,
-    keyPrefix,
+    keyPrefix: space.keyPrefix,
     stop,
     async close() {
       await stop();
-      if (storeKind !== 'redis') return;
-      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
-      const keys = await redis.keys(`${keyPrefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      if (storeKind === 'redis') await space.removeKeys();
     },
   };
 }
@@ -225,13 +219,7 @@ for (const storeKind of stores) {
     });
 
     const lastStep = () => Math.max(0, ...[...proxy.relayed().matchAll(/step (\d+) of 100/g)].map((m) => Number(m[1])));
-    const until = async (what: string, condition: () => Promise<boolean> | boolean, ms = 5000) => {
-      const end = Date.now() + ms;
-      while (!(await condition())) {
-        if (Date.now() > end) assert.fail(`${what} did not happen within ${ms} ms`);
-        await sleep(20);
-      }
-    };
+    const until = (what: string, condition: () => Promise<boolean> | boolean) => waitFor(condition, what, 5000);
 
     it('progress after a cancel changes neither its statusMessage nor its lastUpdatedAt', async () => {
       const task = await createLegacyTask(client, 'slow_report', { seconds: 2.5, steps: 100 });
@@ -273,11 +261,7 @@ describe('tasks the gateway runs: a shutdown while a task pauses before its call
     const created = await client.raw('tools/call', { name: 'call_again', arguments: {} });
     const taskId = String(created.response?.result?.taskId);
     // From the fourth call on the pause (800 ms, then longer) outlasts the drain time.
-    const end = Date.now() + 5000;
-    while (backend.calls('call_again') < 4) {
-      assert.ok(Date.now() < end, 'the backend was not called again');
-      await sleep(20);
-    }
+    await waitFor(() => backend.calls('call_again') >= 4, 'the backend to be called again', 5000);
     await gw.stop();
     // Read as another replica would, from what the gateway left in Redis.
     reader = new RedisStore(redisConfig({ url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix: gw.keyPrefix }));

@@ -7,10 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './reload-harness.js';
-import { legacyClient, startTaskStack, type TaskStack } from './task-harness.js';
-import { assertTaskObject } from './task-schemas.js';
-import { createLegacyTask, recordTaskStatus, waitForLegacyStatus, type TaskStatusRecording } from './task-waits.js';
+import { waitFor } from '../support/wait.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { createLegacyTask, recordTaskStatus, waitForLegacyStatus, type TaskStatusRecording } from './support/task-waits.js';
 
 describe('2025-11-25 status push for tasks the gateway runs', () => {
   let stack: TaskStack;

@@ -4,12 +4,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
+import { waitFor } from '../support/wait.js';
 
 const stats = (stack: TaskStack) => stack.backends[0]!.stats as ExampleServerStats;
 
@@ -94,7 +96,7 @@ describe('2025-11-25 tasks the gateway runs for a server that has none', () => {
     assert.equal(cancelled.taskId, task.taskId);
     await assert.rejects(alice.experimental.tasks.cancelTask(task.taskId), (e: unknown) => e instanceof McpError && e.code === -32602);
     await assert.rejects(alice.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema), (e: unknown) => e instanceof McpError && e.code === -32603);
-    for (let i = 0; i < 50 && stats(stack).cancelled === 0; i++) await sleep(50);
+    await waitFor(() => stats(stack).cancelled > 0, 'the backend\'s tool to see the cancellation', 2500, 50);
     assert.equal(stats(stack).cancelled, 1, 'the backend\'s tool saw the cancellation');
     const notice = stats(stack).requests.find((r) => r.rpcMethod === 'notifications/cancelled');
     assert.ok(notice, 'notifications/cancelled reached the backend');

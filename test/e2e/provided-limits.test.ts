@@ -5,11 +5,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { legacyClient, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus, waitForModernStatus } from './support/task-waits.js';
+import { waitFor } from '../support/wait.js';
 
 const metric = async (stack: TaskStack, pattern: RegExp): Promise<number> => {
   const text = await (await fetch(`${stack.gw.adminUrl}/metrics`)).text();
@@ -91,7 +93,7 @@ describe('tasks the gateway runs: limits, lifetimes and failures (2025-11-25)', 
     await sleep(1200);
     await assert.rejects(alice.experimental.tasks.getTask(task.taskId), (e: unknown) => e instanceof McpError && e.code === -32602);
     const stats = stack.backends[0]!.stats as ExampleServerStats;
-    for (let i = 0; i < 40 && stats.cancelled === 0; i++) await sleep(50);
+    await waitFor(() => stats.cancelled > 0, 'the backend\'s call to be cancelled', 2000, 50);
     assert.equal(stats.cancelled, 1, 'the backend\'s call was cancelled');
   });
 });
@@ -111,12 +113,7 @@ describe('tasks the gateway runs: a backend that goes away mid-call (2026-07-28)
       const started = await client.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } });
       const taskId = String(started.response?.result?.taskId);
       await stack.backends[0]!.close();
-      const until = Date.now() + 8000;
-      let view = await client.getTask(taskId);
-      while (view.status !== 'failed' && Date.now() < until) {
-        await sleep(100);
-        view = await client.getTask(taskId);
-      }
+      const view = await waitForModernStatus(client, taskId, 'failed', 8000, 100);
       assert.equal(view.status, 'failed');
       assert.match(view.statusMessage ?? '', /backend/);
     } finally {

@@ -6,9 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { waitForModernStatus } from './task-waits.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitForModernStatus } from './support/task-waits.js';
+import { waitFor } from '../support/wait.js';
 
 const textOf = (value: unknown): string | undefined => ((value as { content?: Array<{ text?: string }> })?.content ?? [])[0]?.text;
 
@@ -106,7 +107,7 @@ describe('2026-07-28 tasks the gateway runs for a server that has none', () => {
     assert.ok(isHandleShaped(taskId));
     await alice.cancelTask(taskId);
     assert.equal((await waitForModernStatus(alice, taskId, 'cancelled')).status, 'cancelled');
-    for (let i = 0; i < 50 && stack.backends[0]!.stats.aborted === 0; i++) await sleep(50);
+    await waitFor(() => stack.backends[0]!.stats.aborted > 0, 'the backend to see its call closed', 2500, 50);
     assert.equal(stack.backends[0]!.stats.aborted, 1, 'the backend saw its call closed');
   });
 

@@ -6,25 +6,21 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, readMessages } from './harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { Replicas } from './replica-harness.js';
-import { waitFor as until } from './reload-harness.js';
-import { sleep } from './task-harness.js';
-import { assertTaskObject } from './task-schemas.js';
-import { recordTaskStatus } from './task-waits.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+import { LEGACY_POST_HEADERS, startJwksServer, type JwksServer, metricSample } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { Replicas, replicaStore } from './support/replica-harness.js';
+import { waitFor, waitForValue } from '../support/wait.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { recordTaskStatus } from './support/task-waits.js';
+import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
 
-const installed = redisServerInstalled();
-if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+const installed = redisServerOrReport();
 
 /** tasks.provided.lease in this policy: a killed replica's tasks end within it plus a sweep. */
 const LEASE_MS = 1500;
@@ -34,22 +30,24 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
   let modern: ModernTaskServer;
   let legacy: ExampleServer;
   let jwks: JwksServer;
-  let dir: string;
   let policy: string;
-  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const replicas = new Replicas(() => jwks);
   const running = replicas.running;
   const start = () => replicas.start(policy);
   const client = (gateway: GatewayProcess) => replicas.client(gateway);
   const openLegacySession = (gateway: GatewayProcess) => replicas.openLegacySession(gateway);
   const statusVia = async (c: ModernTaskClient, taskId: string) => (await c.raw('tasks/get', { taskId })).response?.result ?? {};
-  const waitFor = async (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
-    const until = Date.now() + ms;
-    for (;;) {
-      const task = await statusVia(c, taskId);
-      if (task.status === status) return task;
-      if (Date.now() > until) assert.fail(`task ${taskId} is ${String(task.status)}, not ${status}`);
-      await sleep(100);
-    }
+  const untilStatus = (c: ModernTaskClient, taskId: string, status: string, ms: number) => {
+    let task: Record<string, unknown> | undefined;
+    return waitForValue(
+      async () => {
+        task = await statusVia(c, taskId);
+        return task.status === status ? task : undefined;
+      },
+      () => `task ${taskId} to be ${status} (it is ${String(task?.status)})`,
+      ms,
+      100,
+    );
   };
 
   before(async () => {
@@ -57,35 +55,23 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     modern = await startModernTaskServer({ name: 'plain-2026', tasks: false, workMs: 800 });
     legacy = await startExampleServer({ name: 'plain-2025', tasks: false });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    dir = await mkdtemp(join(tmpdir(), 'taskgate-provided-replicas-'));
-    policy = join(dir, 'policy.yaml');
-    await writeFile(
-      policy,
-      JSON.stringify({
-        listen: { host: '127.0.0.1', port: 0 },
-        admin: { host: '127.0.0.1', port: 0 },
-        publicUrl: 'http://127.0.0.1',
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        upstreams: {
-          modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } },
-          legacy: { instances: [new URL(legacy.url).origin], providedTasks: { tools: 'all' } },
-        },
-        routes: [
-          { path: '/mcp', upstream: 'modern' },
-          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
-        ],
-        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-provided:', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
-        tasks: { poll: { default: '100ms' }, provided: { lease: `${LEASE_MS}ms` } },
-        limits: { drainTimeout: '400ms' },
-        audit: { stdout: false },
-        logging: { level: 'info' },
-      }),
-    );
+    policy = await replicas.writePolicy('policy.yaml', {
+      upstreams: {
+        modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } },
+        legacy: { instances: [new URL(legacy.url).origin], providedTasks: { tools: 'all' } },
+      },
+      routes: [
+        { path: '/mcp', upstream: 'modern' },
+        { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+      ],
+      store: replicaStore(redis.port, 'tg-provided:'),
+      tasks: { poll: { default: '100ms' }, provided: { lease: `${LEASE_MS}ms` } },
+      limits: { drainTimeout: '400ms' },
+    });
   });
   after(async () => {
     await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('2026: started through A, asked for input, answered and finished through B; cancelled through B while A holds the call', async () => {
@@ -95,17 +81,17 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const viaB = await client(b);
 
     const asking = String((await viaA.raw('tools/call', { name: 'slow_then_ask', arguments: {} })).response?.result?.taskId);
-    const input = await waitFor(viaB, asking, 'input_required', 8000);
+    const input = await untilStatus(viaB, asking, 'input_required', 8000);
     assert.deepEqual(Object.keys(input.inputRequests as object), ['1.name']);
     await viaB.raw('tasks/update', { taskId: asking, inputResponses: { '1.name': { action: 'accept', content: { name: 'Grace' } } } });
-    const done = await waitFor(viaA, asking, 'completed', 8000);
+    const done = await untilStatus(viaA, asking, 'completed', 8000);
     assert.match(JSON.stringify(done.result), /Hello at last, Grace/);
 
     modern.stats.reset();
     const long = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 30 } })).response?.result?.taskId);
     assert.equal((await viaB.raw('tasks/cancel', { taskId: long })).response?.result?.resultType, 'complete');
-    await waitFor(viaA, long, 'cancelled', 4000);
-    for (let i = 0; i < 60 && modern.stats.aborted === 0; i++) await sleep(50);
+    await untilStatus(viaA, long, 'cancelled', 4000);
+    await waitFor(() => modern.stats.aborted > 0, 'the backend to see the call closed', 3000, 50);
     assert.equal(modern.stats.aborted, 1, 'A closed the call when B cancelled the task');
   });
 
@@ -129,11 +115,11 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     try {
       const pushed = recordTaskStatus(sdk);
       // The SDK client opens its GET stream after initialize; A relays it.
-      await until(async () => (await metricValue(a, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
+      await waitFor(async () => (await metricSample(a.adminUrl, 'taskgate_provided_status_sessions')) === 1, 'A to hold the GET stream');
       const session = { ...LEGACY_POST_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': transport.sessionId! };
       const created = await legacyPost(b, session, { method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.3, steps: 1 }, task: { ttl: 60_000 } } });
       const taskId = (created as { result: { task: { taskId: string } } }).result.task.taskId;
-      await until(() => pushed.statusesOf(taskId).at(-1) === 'completed', 'the completion pushed through A');
+      await waitFor(() => pushed.statusesOf(taskId).at(-1) === 'completed', 'the completion pushed through A');
       assert.deepEqual(pushed.statusesOf(taskId), ['completed']);
       for (const message of pushed.raw) assertTaskObject('legacy', 'notification', message);
     } finally {
@@ -148,7 +134,7 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const task = String((await viaA.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
     const killed = Date.now();
     await a.stop('SIGKILL');
-    const failed = await waitFor(viaB, task, 'failed', LEASE_MS * 4 + 2000);
+    const failed = await untilStatus(viaB, task, 'failed', LEASE_MS * 4 + 2000);
     assert.match(String(failed.statusMessage), /replica running this task stopped/);
     // The documented bound is the lease plus one sweep; the margin is for a loaded machine.
     assert.ok(Date.now() - killed < LEASE_MS * 4 + 2000);
@@ -162,15 +148,9 @@ describe('tasks the gateway runs, on two replicas sharing Redis', { skip: !insta
     const task = String((await viaC.raw('tools/call', { name: 'slow_scan', arguments: { seconds: 60 } })).response?.result?.taskId);
     assert.equal((await statusVia(viaD, task)).status, 'working');
     await c.stop('SIGTERM');
-    const failed = await waitFor(viaD, task, 'failed', 4000);
+    const failed = await untilStatus(viaD, task, 'failed', 4000);
     assert.match(String(failed.statusMessage), /shut down before the backend answered/);
   });
-
-  async function metricValue(gateway: GatewayProcess, name: string): Promise<number | undefined> {
-    const text = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-    return line === undefined ? undefined : Number(line.slice(name.length + 1));
-  }
 
   async function legacyPost(gateway: GatewayProcess, headers: Record<string, string>, message: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(`${gateway.url}/legacy`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, ...message }) });

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { LEGACY_POST_HEADERS, startStack, type Stack } from './harness.js';
+import { LEGACY_POST_HEADERS, startStack, type Stack } from './support/harness.js';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

@@ -11,9 +11,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { request } from 'undici';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { freePort } from '../unit/store/redis-servers.js';
-import { LEGACY_POST_HEADERS, initializeBody, initializeSession, startGateway, testPolicy } from './harness.js';
-import { waitFor } from './reload-harness.js';
+import { freePort } from '../support/redis-servers.js';
+import { LEGACY_POST_HEADERS, initializeBody, initializeSession, startGateway, testPolicy } from './support/harness.js';
+import { waitFor } from '../support/wait.js';
 
 describe('instances and failures', () => {
   it('skips an instance that refuses connections and counts it', async () => {

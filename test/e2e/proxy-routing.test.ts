@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
-import { LEGACY_POST_HEADERS, initializeSession, readMessages, startStack, type Stack } from './harness.js';
+import { LEGACY_POST_HEADERS, initializeSession, startStack, type Stack } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
 
 /** A POST with node:http: fetch drops Connection and refuses Expect, which these tests need. */
 function postRaw(url: string, headers: Record<string, string>, body: string): Promise<number> {

@@ -7,10 +7,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LEGACY_POST_HEADERS, initializeBody, startJwksServer, type JwksServer } from './harness.js';
-import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import { metricSample, taskStackPolicy, watchReadiness } from './reload-harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
+import { LEGACY_POST_HEADERS, initializeBody, startJwksServer, type JwksServer, metricSample } from './support/harness.js';
+import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { taskStackPolicy, watchReadiness } from './support/reload-harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 
 /** The status of an initialize carrying this bearer token. */
 async function statusWith(stack: TaskStack, token: string): Promise<number> {

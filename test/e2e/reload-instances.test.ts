@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { legacyClient, startTaskStack, type TaskStack } from './task-harness.js';
-import { taskStackPolicy, waitFor } from './reload-harness.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { taskStackPolicy } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const TASKS = { ttl: { max: '5m' } };
 

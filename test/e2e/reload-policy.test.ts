@@ -15,8 +15,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { checkConfigCommand, type Config } from '../../src/config/index.js';
 import { hashGaugeValue, sha256Hex } from '../../src/reload/policy-source.js';
 import { startExampleServer } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type PolicyOverrides, type Stack } from './harness.js';
-import { captureLines, metricSample, waitFor, watchReadiness, type CapturedLines } from './reload-harness.js';
+import { LEGACY_POST_HEADERS, initializeBody, startGateway, testPolicy, type PolicyOverrides, type Stack, metricSample } from './support/harness.js';
+import { captureLines, watchReadiness, type CapturedLines } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const ROUTES_BOTH = { routes: [{ path: '/mcp', upstream: 'tools' }, { path: '/other', upstream: 'tools', upstreamPath: '/mcp' }] };
 

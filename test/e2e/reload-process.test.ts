@@ -12,9 +12,9 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { runTaskgate, startGatewayProcess, type GatewayProcess } from './gateway-process.js';
-import { LEGACY_POST_HEADERS, initializeBody } from './harness.js';
-import { waitFor } from './reload-harness.js';
+import { runTaskgate, startGatewayProcess, type GatewayProcess } from './support/gateway-process.js';
+import { LEGACY_POST_HEADERS, initializeBody } from './support/harness.js';
+import { waitFor } from '../support/wait.js';
 
 /** What the kubelet's AtomicWriter does: a new directory, `..data` renamed onto it, the old one removed. */
 class ConfigMapVolume {

@@ -7,9 +7,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, initializeBody, readMessages, testPolicy } from './harness.js';
-import { startTaskStack, type TaskStack } from './task-harness.js';
-import { metricSample, waitFor } from './reload-harness.js';
+import { LEGACY_POST_HEADERS, initializeBody, testPolicy, metricSample } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const PROVIDED = { tools: ['slow_report'] };
 

@@ -15,13 +15,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import type { Config } from '../../src/config/index.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { metricSample, taskStackPolicy, waitFor, watchReadiness } from './reload-harness.js';
+import { startJwksServer, type JwksServer, metricSample } from './support/harness.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { taskStackPolicy, watchReadiness } from './support/reload-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const CLIENTS = 6;
 const RELOADS = 20;

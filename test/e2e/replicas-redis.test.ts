@@ -4,30 +4,26 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { Replicas } from './replica-harness.js';
-import { sleep, waitUntilReady } from './task-harness.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+import { startJwksServer, type JwksServer, waitUntilReady } from './support/harness.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { Replicas, replicaStore } from './support/replica-harness.js';
+import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
+import { readMessages } from './support/reply-messages.js';
 
-const installed = redisServerInstalled();
-if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+const installed = redisServerOrReport();
 
 describe('two gateway replicas on one Redis', { skip: !installed }, () => {
   let redis: RedisServerProcess;
   let modern: ModernTaskServer;
   let legacy: ExampleServer;
   let jwks: JwksServer;
-  let dir: string;
   let policy: string;
   /** The same policy with admin.readiness.store: reported. */
   let reportingPolicy: string;
-  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const replicas = new Replicas(() => jwks);
   const start = () => replicas.start(policy);
   const client = (gateway: GatewayProcess) => replicas.client(gateway);
   const openLegacySession = (gateway: GatewayProcess) => replicas.openLegacySession(gateway);
@@ -37,32 +33,21 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
     modern = await startModernTaskServer({ pollIntervalMs: 500 });
     legacy = await startExampleServer({ name: 'legacy' });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    dir = await mkdtemp(join(tmpdir(), 'taskgate-replicas-'));
-    policy = join(dir, 'policy.yaml');
-    reportingPolicy = join(dir, 'reporting.yaml');
-    const document = (admin: Record<string, unknown>) =>
-      JSON.stringify({
-        listen: { host: '127.0.0.1', port: 0 },
-        admin: { host: '127.0.0.1', port: 0, ...admin },
-        publicUrl: 'http://127.0.0.1',
-        auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-        upstreams: { modern: { instances: [new URL(modern.url).origin] }, legacy: { instances: [new URL(legacy.url).origin] } },
-        routes: [
-          { path: '/mcp', upstream: 'modern' },
-          { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
-        ],
-        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-replicas:', commandTimeout: '300ms', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
-        tasks: { poll: { mode: 'reject', tolerance: '0s' } },
-        audit: { stdout: false },
-        logging: { level: 'info' },
-      });
-    await writeFile(policy, document({}));
-    await writeFile(reportingPolicy, document({ readiness: { store: 'reported' } }));
+    const parts = {
+      upstreams: { modern: { instances: [new URL(modern.url).origin] }, legacy: { instances: [new URL(legacy.url).origin] } },
+      routes: [
+        { path: '/mcp', upstream: 'modern' },
+        { path: '/legacy', upstream: 'legacy', upstreamPath: '/mcp' },
+      ],
+      store: replicaStore(redis.port, 'tg-replicas:', { commandTimeout: '300ms' }),
+      tasks: { poll: { mode: 'reject', tolerance: '0s' } },
+    };
+    policy = await replicas.writePolicy('policy.yaml', parts);
+    reportingPolicy = await replicas.writePolicy('reporting.yaml', { ...parts, admin: { host: '127.0.0.1', port: 0, readiness: { store: 'reported' } } });
   });
   after(async () => {
     await replicas.close();
     await Promise.allSettled([modern?.close(), legacy?.close(), jwks?.close(), redis?.stop()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('serves every task from either replica, governs polls as one, lists across replicas, and survives kills and restarts', async () => {
@@ -159,8 +144,8 @@ describe('two gateway replicas on one Redis', { skip: !installed }, () => {
       headers: session,
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 60_000 } } }),
     });
-    const text = await res.text();
-    return (JSON.parse(text.split('\n').find((l) => l.startsWith('data: {'))!.slice(6)) as { result: { task: { taskId: string } } }).result.task.taskId;
+    const [created] = (await readMessages(res)) as { result: { task: { taskId: string } } }[];
+    return created!.result.task.taskId;
   }
 
   async function listLegacyTasks(gateway: GatewayProcess): Promise<string[]> {

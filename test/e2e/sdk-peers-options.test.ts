@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { EventSourceMessage } from 'eventsource-parser/stream';
-import { startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall, sseEvents } from './sdk-peer-clients.js';
+import { startTarget, connect, textOf, closeOpenClients, rawHeaders, toolCall, sseEvents } from './support/sdk-peer-clients.js';
+import { waitFor } from '../support/wait.js';
 
 afterEach(closeOpenClients);
 
@@ -80,7 +81,7 @@ for (const via of ['direct', 'gateway'] as const) {
         const seen = (await sseEvents(get).next()).value as EventSourceMessage;
         assert.match(seen.data, /first/);
         abort.abort();
-        await eventually(() => server.stats.aborted >= 1, 'the GET stream to close');
+        await waitFor(() => server.stats.aborted >= 1, 'the GET stream to close');
         await post(toolCall(2, 'ping_listeners', { text: 'while you were away' }));
 
         const resumed = await fetch(server.url, {

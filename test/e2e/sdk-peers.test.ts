@@ -6,7 +6,8 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError, RELATED_TASK_META_KEY, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { type Target, startTarget, connect, textOf, eventually, closeOpenClients, rawHeaders, toolCall } from './sdk-peer-clients.js';
+import { type Target, startTarget, connect, textOf, closeOpenClients, rawHeaders, toolCall } from './support/sdk-peer-clients.js';
+import { waitFor } from '../support/wait.js';
 
 afterEach(closeOpenClients);
 
@@ -147,7 +148,7 @@ for (const via of ['direct', 'gateway'] as const) {
 
     it('sends ping_listeners notifications on the GET stream', async () => {
       const { client, transport, logs } = await connect(server);
-      await eventually(() => server.stats.requests.some((r) => r.method === 'GET' && r.sessionId === transport.sessionId), 'GET stream');
+      await waitFor(() => server.stats.requests.some((r) => r.method === 'GET' && r.sessionId === transport.sessionId), 'GET stream');
       // The GET request is recorded before the transport registers its stream: retry until it has.
       for (let i = 0; i < 50 && !logs.some((l) => l.logger === 'ping_listeners'); i++) {
         await client.callTool({ name: 'ping_listeners', arguments: { text: 'hello listeners' } });
@@ -190,7 +191,7 @@ for (const via of ['direct', 'gateway'] as const) {
       });
       await res.body!.getReader().read();
       abort.abort();
-      await eventually(() => server.stats.aborted >= 1, 'the abort to reach the server');
+      await waitFor(() => server.stats.aborted >= 1, 'the abort to reach the server');
     });
   });
 }

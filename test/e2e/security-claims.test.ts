@@ -13,9 +13,10 @@ import { CreateTaskResultSchema, type JSONRPCMessage } from '@modelcontextprotoc
 import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { startBackendProxy, type BackendProxy } from './backend-proxy.js';
-import { LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { waitFor as eventually } from '../support/wait.js';
+import { startBackendProxy, type BackendProxy } from './support/backend-proxy.js';
+import { LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages } from './support/reply-messages.js';
+import { waitFor } from '../support/wait.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'claims', version: '0' } };
@@ -69,8 +70,8 @@ describe('a 2026 CreateTaskResult for a request that did not declare the extensi
     const upstreamId = created.result.taskId;
     assert.ok(!answer.text.includes(upstreamId), 'the backend task id reached the client');
 
-    await eventually(() => backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel' && (r.body as { params: { taskId: string } }).params.taskId === upstreamId), 'the gateway to cancel the task upstream');
-    await eventually(async () => (await modernPost(backend.url, 'tasks/get', { taskId: upstreamId }, true)).result?.status === 'cancelled', 'the backend to report the task cancelled');
+    await waitFor(() => backend.stats.requests.some((r) => r.rpcMethod === 'tasks/cancel' && (r.body as { params: { taskId: string } }).params.taskId === upstreamId), 'the gateway to cancel the task upstream');
+    await waitFor(async () => (await modernPost(backend.url, 'tasks/get', { taskId: upstreamId }, true)).result?.status === 'cancelled', 'the backend to report the task cancelled');
   });
 });
 
@@ -118,7 +119,7 @@ describe('a 2025 status notification about a task the gateway does not hold', ()
       // backend sent after a foreign one, the gateway has already dealt with that foreign one.
       // So wait for that notification, counted among the own ones the backend sent up to it.
       let ownSentUpToIt = 0;
-      await eventually(
+      await waitFor(
         () => {
           const sent = relayedMessages(proxy).filter(isStatus);
           const firstForeign = sent.findIndex(isAbout(foreign));
@@ -130,7 +131,7 @@ describe('a 2025 status notification about a task the gateway does not hold', ()
         'the backend to send a notification about the foreign task, then one about the client\'s own',
         10_000,
       );
-      await eventually(
+      await waitFor(
         () => (received as Record<string, unknown>[]).filter(isAbout(own.taskId)).length >= ownSentUpToIt,
         `the client to receive the ${ownSentUpToIt} notifications about its own task the backend sent up to one after the foreign task's`,
         10_000,

@@ -8,8 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { initializeBody, LEGACY_POST_HEADERS, startStack, type Stack } from './harness.js';
-import { connectRaw, parseResponse, type RawConnection } from './raw-socket.js';
+import { initializeBody, LEGACY_POST_HEADERS, startStack, type Stack } from './support/harness.js';
+import { connectRaw, parseResponse, type RawConnection } from './support/raw-socket.js';
+import { waitFor } from '../support/wait.js';
 
 const HEADERS_TIMEOUT_MS = 2000;
 const KEEP_ALIVE_MS = 1000;
@@ -76,7 +77,7 @@ describe('slow clients are dropped within the limits; honest ones are served mea
     await connection.write(
       `POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    while (!/\r\n\r\n/.test(connection.received())) await sleep(10);
+    await waitFor(() => /\r\n\r\n/.test(connection.received()), 'the answer\'s head', 10_000, 10);
     const answeredAt = Date.now();
     assert.equal(parseResponse(connection.received()).headers.connection, 'keep-alive');
     const closed = await Promise.race([connection.closed, sleep(KEEP_ALIVE_MS + SLACK_MS).then(() => undefined)]);

@@ -6,10 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
 import type { RecordedRequest } from '../../examples/modern-task-server/server.js';
-import { listen, taskIn } from './push-listener.js';
+import { listen, taskIn } from './support/push-listener.js';
 
 const TASKS = 6;
 

@@ -7,10 +7,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { metricSample, waitFor } from './reload-harness.js';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import { PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './modern-client.js';
-import { listen, taskIn, type Listener } from './push-listener.js';
+import { metricSample } from './support/harness.js';
+import { waitFor } from '../support/wait.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './support/modern-client.js';
+import { listen, taskIn, type Listener } from './support/push-listener.js';
 
 const RESULT_KIB = 500;
 const DROPPED = 'taskgate_push_notifications_total{outcome="dropped",reason="slow_listener"}';

@@ -6,31 +6,29 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startJwksServer, type JwksServer } from './harness.js';
-import type { GatewayProcess } from './gateway-process.js';
-import { Replicas, replicaPolicy } from './replica-harness.js';
-import { listen, taskIn, type Listener } from './push-listener.js';
-import { sleep } from './task-harness.js';
-import { RedisServerProcess, SNAPSHOT_KEY_1, redisServerInstalled, reportMissingRedis, INSTALL_REDIS } from '../unit/store/redis-servers.js';
+import { startJwksServer, type JwksServer } from './support/harness.js';
+import type { GatewayProcess } from './support/gateway-process.js';
+import { Replicas, replicaStore } from './support/replica-harness.js';
+import { listen, taskIn, type Listener } from './support/push-listener.js';
+import { RedisServerProcess, redisServerOrReport } from '../support/redis-servers.js';
 
-const installed = redisServerInstalled();
-if (!installed) reportMissingRedis('redis-server', INSTALL_REDIS);
+const installed = redisServerOrReport();
 
 describe('status push on two replicas sharing Redis', { skip: !installed }, () => {
   let redis: RedisServerProcess;
   let dataDir: string;
   let modern: ModernTaskServer;
   let jwks: JwksServer;
-  let dir: string;
   let policy: string;
   let a: GatewayProcess;
   let b: GatewayProcess;
   const listeners: Listener[] = [];
-  const replicas = new Replicas(() => jwks, { TG_SNAPSHOT_KEY: SNAPSHOT_KEY_1.key });
+  const replicas = new Replicas(() => jwks);
   // Kept on disk (append-only, synced on every write), so a Redis killed and started again
   // comes back with the tasks: what is lost is only what Pub/Sub carried meanwhile.
   const startRedis = (port?: number) => RedisServerProcess.start(port, ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dataDir]);
@@ -46,17 +44,12 @@ describe('status push on two replicas sharing Redis', { skip: !installed }, () =
     redis = await startRedis();
     modern = await startModernTaskServer({ name: 'plain-2026', tasks: false });
     jwks = await startJwksServer({ algs: ['ES256'] });
-    dir = await mkdtemp(join(tmpdir(), 'taskgate-push-replicas-'));
-    policy = join(dir, 'policy.yaml');
-    await writeFile(
-      policy,
-      replicaPolicy(jwks, {
-        upstreams: { modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } } },
-        routes: [{ path: '/mcp', upstream: 'modern' }],
-        store: { type: 'redis', url: `redis://127.0.0.1:${redis.port}`, keyPrefix: 'tg-push:', commandTimeout: '500ms', snapshotKeys: [{ id: 'k1', key: '${TG_SNAPSHOT_KEY}' }] },
-        tasks: { poll: { default: '100ms' } },
-      }),
-    );
+    policy = await replicas.writePolicy('policy.yaml', {
+      upstreams: { modern: { instances: [new URL(modern.url).origin], providedTasks: { tools: 'all', promoteAfter: '200ms' } } },
+      routes: [{ path: '/mcp', upstream: 'modern' }],
+      store: replicaStore(redis.port, 'tg-push:', { commandTimeout: '500ms' }),
+      tasks: { poll: { default: '100ms' } },
+    });
     a = await replicas.start(policy);
     b = await replicas.start(policy);
   });
@@ -64,7 +57,7 @@ describe('status push on two replicas sharing Redis', { skip: !installed }, () =
     for (const listener of listeners) listener.close();
     await replicas.close();
     await Promise.allSettled([modern?.close(), jwks?.close(), redis?.stop()]);
-    await Promise.allSettled([dir, dataDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('a listener on B is told of the completion of a task whose call runs on A', async () => {

@@ -7,10 +7,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { captureLines, metricSample, waitFor } from './reload-harness.js';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen, type Listener } from './push-listener.js';
+import { captureLines } from './support/reload-harness.js';
+import { metricSample } from './support/harness.js';
+import { waitFor } from '../support/wait.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen, type Listener } from './support/push-listener.js';
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 const THRESHOLD = 5;

@@ -6,9 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { listen, taskIn, type Listener } from './push-listener.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { listen, taskIn, type Listener } from './support/push-listener.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';

@@ -6,9 +6,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createParser } from 'eventsource-parser';
-import { initializeSession, LEGACY_POST_HEADERS, readMessages, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startHeldBackend, type HeldBackend } from './held-backend.js';
+import { initializeSession, LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './support/harness.js';
+import { readMessages, readMessagesUntil } from './support/reply-messages.js';
+import { startHeldBackend, type HeldBackend } from './support/held-backend.js';
 
 /** Bound on the headers' arrival: far more than they take, far less than a keep-alive interval (15 s). */
 const HEADERS_BOUND_MS = 5000;
@@ -28,17 +28,9 @@ async function headersOf(pending: Promise<Response>, what: string): Promise<Resp
 
 /** The first event's JSON-RPC message on `res`'s stream. */
 async function firstMessage(res: Response): Promise<Record<string, unknown>> {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  const messages: Record<string, unknown>[] = [];
-  const parser = createParser({ onEvent: (event) => event.data.trim() !== '' && messages.push(JSON.parse(event.data) as Record<string, unknown>) });
-  while (messages.length === 0) {
-    const chunk = await reader.read();
-    if (chunk.done) assert.fail('the stream ended without a message');
-    parser.feed(decoder.decode(chunk.value, { stream: true }));
-  }
-  await reader.cancel();
-  return messages[0]!;
+  const [first] = await readMessagesUntil(res, () => true);
+  if (first === undefined) assert.fail('the stream ended without a message');
+  return first;
 }
 
 describe('event streams answer with their headers at once', () => {

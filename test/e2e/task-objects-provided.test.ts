@@ -6,11 +6,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { legacyClient, modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { assertTaskObject } from './task-schemas.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { legacyClient, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { assertTaskObject } from './support/task-schemas.js';
 
 describe('task objects of provided tasks, 2025-11-25', () => {
   let stack: TaskStack;

@@ -11,14 +11,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, TaskStatusNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { createModernTaskClient } from './modern-client.js';
-import { startMixedEraStack, type MixedEraStack, type StoreKind } from './mixed-era-stack.js';
-import { assertTaskObject } from './task-schemas.js';
-import { sleep } from './task-harness.js';
-import { answersPing, SHARED_REDIS } from '../unit/store/redis-servers.js';
+import { createModernTaskClient } from './support/modern-client.js';
+import { startMixedEraStack, type MixedEraStack, type StoreKind } from './support/mixed-era-stack.js';
+import { assertTaskObject } from './support/task-schemas.js';
+import { answersPing, SHARED_REDIS } from '../support/redis-servers.js';
+import { waitFor, waitForValue } from '../support/wait.js';
 
 /** tasks.statusMessageMaxLength for these stacks. */
 const MAX = 30;
@@ -168,7 +169,7 @@ for (const store of stores) {
         const doomed = await alice.create('slow_scan', { seconds: 30 });
         const reporter = await alice.create('report_status', { message: HOSTILE, seconds: 30 });
         await alice.client.experimental.tasks.cancelTask(doomed.id);
-        for (let i = 0; i < 40 && (await alice.getTask(failing.id)).status !== 'failed'; i++) await sleep(300);
+        await waitFor(async () => (await alice.getTask(failing.id)).status === 'failed', 'the failing task to fail', 12_000, 300);
 
         const listed = await alice.client.experimental.tasks.listTasks();
         assertTaskObject('legacy', 'list', resultOf(alice.lastAnswer()));
@@ -180,12 +181,12 @@ for (const store of stores) {
       it('status notifications on the GET stream', async () => {
         const alice = await legacy('legacy-4');
         const reporter = await alice.create('report_status', { message: HOSTILE, seconds: 30 });
-        const deadline = Date.now() + 10_000;
-        let mine: Record<string, unknown> | undefined;
-        while (!mine && Date.now() < deadline) {
-          mine = alice.received.find((m) => 'method' in m && m.method === 'notifications/tasks/status' && (m.params as { taskId?: string }).taskId === reporter.id) as Record<string, unknown> | undefined;
-          await sleep(50);
-        }
+        const mine = await waitForValue(
+          () => alice.received.find((m) => 'method' in m && m.method === 'notifications/tasks/status' && (m.params as { taskId?: string }).taskId === reporter.id) as Record<string, unknown> | undefined,
+          'a status notification to reach the client',
+          10_000,
+          50,
+        );
         assert.ok(mine, 'no status notification reached the client');
         assertTaskObject('legacy', 'notification', mine);
         assert.equal((mine.params as { statusMessage?: string }).statusMessage, SHOWN, 'notified');

@@ -12,13 +12,12 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startExampleServer, type ExampleServer } from '../../examples/mcp-server/server.js';
-import { LEGACY_POST_HEADERS, startGateway, testPolicy, type GatewayUnderTest } from './harness.js';
-import { startMixedEraStack, type MixedEraStack } from './mixed-era-stack.js';
-import { createModernTaskClient, PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './modern-client.js';
-import { startNumberedTaskBackend, type NumberedTaskBackend } from './numbered-task-backend.js';
-import { listen, taskIn } from './push-listener.js';
-import { assertTaskObject } from './task-schemas.js';
+import { LEGACY_POST_HEADERS, startGateway, startStack, testPolicy, type GatewayUnderTest, type Stack } from './support/harness.js';
+import { startMixedEraStack, type MixedEraStack } from './support/mixed-era-stack.js';
+import { createModernTaskClient, PROTOCOL_VERSION, TASKS_EXTENSION, type ModernTaskClient } from './support/modern-client.js';
+import { startNumberedTaskBackend, type NumberedTaskBackend } from './support/numbered-task-backend.js';
+import { listen, taskIn } from './support/push-listener.js';
+import { assertTaskObject } from './support/task-schemas.js';
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
@@ -138,24 +137,21 @@ describe('the listen\'s completion result when the gateway shuts down', () => {
 });
 
 describe('2025-11-25 lifetimes are whole milliseconds too', () => {
-  let backend: ExampleServer;
-  let gw: GatewayUnderTest;
+  let stack: Stack;
   let client: Client;
   before(async () => {
-    backend = await startExampleServer();
-    gw = await startGateway(testPolicy([backend.url]));
+    stack = await startStack();
     client = new Client({ name: 'integers', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.gw.url)));
   });
   after(async () => {
     await client?.close();
-    await gw?.close();
-    await backend?.close();
+    await stack?.close();
   });
 
   it('a client\'s fractional ttl reaches the backend, and comes back, rounded down', async () => {
     const created = await client.request({ method: 'tools/call', params: { name: 'slow_scan', arguments: { seconds: 30 }, task: { ttl: 90_000.75 } } }, CreateTaskResultSchema);
-    const call = backend.stats.requests.find((r) => r.rpcMethod === 'tools/call');
+    const call = stack.servers[0]!.stats.requests.find((r) => r.rpcMethod === 'tools/call');
     assert.equal((call?.body as { params: { task: { ttl: number } } }).params.task.ttl, 90_000, 'what the backend was asked');
     assert.equal(created.task.ttl, 90_000);
     assertTaskObject('legacy', 'creation', { task: created.task });

@@ -8,8 +8,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import { legacyClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
-import { createLegacyTask, waitForLegacyStatus } from './task-waits.js';
+import { legacyClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { createLegacyTask, waitForLegacyStatus } from './support/task-waits.js';
+import { waitFor } from '../support/wait.js';
 
 const backendIds = (stack: TaskStack, method: string): string[] =>
   stack.backends.flatMap((b) =>
@@ -73,8 +74,7 @@ describe('2025-11-25 task takeover through the gateway', () => {
     });
     const task = await createLegacyTask(alice, 'slow_scan', { seconds: 0.6 });
     assert.equal((await waitForLegacyStatus(alice, task.taskId, ['completed'])).status, 'completed');
-    const until = Date.now() + 3000;
-    while (!seen.some((n) => n.status === 'completed') && Date.now() < until) await sleep(20);
+    await waitFor(() => seen.some((n) => n.status === 'completed'), () => `a completed notification; seen: ${JSON.stringify(seen)}`, 3000);
     const mine = seen.filter((n) => n.taskId === task.taskId);
     assert.ok(mine.some((n) => n.status === 'completed'), `notifications seen: ${JSON.stringify(seen)}`);
     const upstreamIds = new Set(backendIds(stack, 'tasks/get'));

@@ -5,10 +5,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ExampleServerStats } from '../../examples/mcp-server/server.js';
-import { legacyClient, modernClient, sleep, startTaskStack } from './task-harness.js';
+import { legacyClient, modernClient, startTaskStack } from './support/task-harness.js';
 
 const notFound = (e: unknown) => (e instanceof JsonRpcResponseError || e instanceof McpError) && e.code === -32602;
 

@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonRpcResponseError } from '@modelcontextprotocol/ext-tasks/client';
 import { isHandleShaped } from '../../src/tasks/handle.js';
-import type { ModernTaskClient } from './modern-client.js';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import { waitForModernStatus } from './task-waits.js';
-import { listen, taskIn } from './push-listener.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitForModernStatus } from './support/task-waits.js';
+import { listen, taskIn } from './support/push-listener.js';
 
 async function startTask(client: ModernTaskClient, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const execution = await client.callTool(name, args);

@@ -7,12 +7,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mintHandle } from '../../src/tasks/handle.js';
-import { answersPing, SHARED_REDIS, SNAPSHOT_KEY_1 } from '../unit/store/redis-servers.js';
-import { LEGACY_POST_HEADERS } from './harness.js';
-import { sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { answersPing, SHARED_REDIS, sharedRedisSpace } from '../support/redis-servers.js';
+import { LEGACY_POST_HEADERS } from './support/harness.js';
+import { startTaskStack, type TaskStack } from './support/task-harness.js';
+import { messagesIn } from './support/reply-messages.js';
 
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MODERN_META = {
@@ -55,8 +55,7 @@ async function call(
 
 /** The JSON-RPC result of a reply (JSON or a one-message SSE stream). */
 function resultOf(answer: Answer): Record<string, unknown> {
-  const json = answer.contentType.includes('event-stream') ? answer.body.split('\n').find((l) => l.startsWith('data: {'))!.slice(6) : answer.body;
-  return (JSON.parse(json) as { result: Record<string, unknown> }).result;
+  return messagesIn(answer.body, answer.contentType)[0]!.result as Record<string, unknown>;
 }
 
 const redisUp = await answersPing(SHARED_REDIS.port, SHARED_REDIS.host);
@@ -66,8 +65,8 @@ const stores = redisUp ? (['memory', 'redis'] as const) : (['memory'] as const);
 for (const [era, storeKind] of (['legacy', 'modern'] as const).flatMap((e) => stores.map((s) => [e, s] as const))) {
   describe(`one answer for foreign, unknown and expired tasks (${era}, ${storeKind} store)`, () => {
     let stack: TaskStack;
-    const keyPrefix = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-    const store = storeKind === 'redis' ? { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix, snapshotKeys: [SNAPSHOT_KEY_1] } : { type: 'memory' };
+    const space = sharedRedisSpace();
+    const store = storeKind === 'redis' ? space.storePolicy() : { type: 'memory' };
     let owned: string;
     let expired: string;
     const methods = era === 'legacy' ? ['tasks/get', 'tasks/result', 'tasks/cancel'] : ['tasks/get', 'tasks/update', 'tasks/cancel'];
@@ -88,11 +87,7 @@ for (const [era, storeKind] of (['legacy', 'modern'] as const).flatMap((e) => st
     });
     after(async () => {
       await stack?.close();
-      if (storeKind !== 'redis') return;
-      const redis = new Redis({ host: SHARED_REDIS.host, port: SHARED_REDIS.port, lazyConnect: true });
-      const keys = await redis.keys(`${keyPrefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      if (storeKind === 'redis') await space.removeKeys();
     });
 
     for (const method of methods) {

@@ -6,8 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { modernClient, startTaskStack, type TaskStack } from './task-harness.js';
-import type { ModernTaskClient } from './modern-client.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import type { ModernTaskClient } from './support/modern-client.js';
+import { readMessages } from './support/reply-messages.js';
 
 describe('three instances behind one route', () => {
   let stack: TaskStack;
@@ -112,7 +113,5 @@ function getBody(era: 'modern' | 'legacy', id: number, taskId: string): unknown 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function post(stack: TaskStack, headers: Record<string, string>, body: unknown): Promise<any> {
   const res = await fetch(stack.gw.url, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  const json = (res.headers.get('content-type') ?? '').includes('event-stream') ? text.split('\n').find((l) => l.startsWith('data: {'))!.slice(6) : text;
-  return JSON.parse(json);
+  return (await readMessages(res))[0];
 }

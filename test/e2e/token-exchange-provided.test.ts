@@ -7,11 +7,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startBearerGuard, type BearerGuard } from './bearer-guard.js';
-import { startExchangeServer, type ExchangeServer } from './exchange-server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { waitUntilReady } from './task-harness.js';
+import { startBearerGuard, type BearerGuard } from './support/bearer-guard.js';
+import { startExchangeServer, type ExchangeServer } from './support/exchange-server.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 
 const TOOLS = 'http://tools.internal/mcp';
 

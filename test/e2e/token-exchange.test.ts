@@ -7,13 +7,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startBearerGuard, type BearerGuard } from './bearer-guard.js';
-import { startExchangeServer, type ExchangeServer } from './exchange-server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { sleep, waitUntilReady } from './task-harness.js';
+import { startBearerGuard, type BearerGuard } from './support/bearer-guard.js';
+import { startExchangeServer, type ExchangeServer } from './support/exchange-server.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
 
 const TOOLS = 'http://tools.internal/mcp';
 const ROUTES = ['/mcp', '/post', '/jwt', '/nowhere', '/wide', '/fresh', '/slow', '/static'] as const;

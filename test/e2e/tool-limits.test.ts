@@ -8,12 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startModernTaskServer, type ModernTaskServer } from '../../examples/modern-task-server/server.js';
-import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer } from './harness.js';
-import { createModernTaskClient, type ModernTaskClient } from './modern-client.js';
-import { AUDIENCE, modernClient, sleep, startTaskStack, waitUntilReady, type TaskStack } from './task-harness.js';
-import { answersPing, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, START_SHARED_REDIS } from '../unit/store/redis-servers.js';
+import { startGateway, startJwksServer, testPolicy, type GatewayUnderTest, type JwksServer, waitUntilReady } from './support/harness.js';
+import { createModernTaskClient, type ModernTaskClient } from './support/modern-client.js';
+import { AUDIENCE, modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, sharedRedisSpace, START_SHARED_REDIS } from '../support/redis-servers.js';
+import { waitFor } from '../support/wait.js';
 
 // Fixed windows are aligned to the epoch: a day-long one is not crossed during a test.
 const DAY_RATE = (limit: number) => ({ limit, window: '1d' });
@@ -86,7 +87,7 @@ describe('per-principal tools/call limits', () => {
     const before = stack.received('tools/call');
     const first = scan(carol, 1.5);
     // In flight once the backend has it: then a second call of the same tool is refused.
-    for (let i = 0; i < 200 && stack.received('tools/call') === before; i++) await sleep(10);
+    await waitFor(() => stack.received('tools/call') > before, 'the backend to have the first call', 2000, 10);
     const second = await scan(carol, 0);
     assert.equal(second.status, 429);
     assert.equal(second.headers.get('retry-after'), '1');
@@ -116,7 +117,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
   const replicas: GatewayUnderTest[] = [];
   const audits = [captureLines(), captureLines()];
   const clients: ModernTaskClient[] = [];
-  const prefix = `taskgate-test-limits-e2e:${process.pid}-${randomBytes(4).toString('hex')}:`;
+  const space = sharedRedisSpace('taskgate-test-limits-e2e');
 
   const clientOf = async (replica: GatewayUnderTest, subject: string) => {
     const token = await jwks.mint({ sub: subject, aud: AUDIENCE });
@@ -130,7 +131,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
     backend = await startModernTaskServer({ pollIntervalMs: 100 });
     const policy = testPolicy([backend.url], {
       auth: { mode: 'jwt', issuers: [{ issuer: jwks.issuer, jwksUri: jwks.url }] },
-      store: { type: 'redis', url: `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`, keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] },
+      store: space.storePolicy(),
       toolLimits: { rate: DAY_RATE(4) },
       audit: { enumeration: { threshold: 5, window: '1m', action: 'suspend' } },
       tasks: { poll: { tolerance: '100ms' } },
@@ -145,10 +146,7 @@ describe('limits shared by two replicas on one Redis', { skip: !redisUp }, () =>
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(replicas.map((r) => r.close()));
     await Promise.all([backend?.close(), jwks?.close()]);
-    const raw = new Redis(SHARED_REDIS.port, SHARED_REDIS.host);
-    const keys = await raw.keys(`${prefix}*`);
-    if (keys.length > 0) await raw.del(...keys);
-    await raw.quit();
+    await space.removeKeys();
   });
 
   it('allows N calls in total across the replicas, not N per replica', async () => {

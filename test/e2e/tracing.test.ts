@@ -12,8 +12,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RecordedRequest } from '../../examples/mcp-server/server.js';
 import { createHandleHasher } from '../../src/observability/handle-hash.js';
-import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
-import { modernClient, sleep, startTaskStack, type TaskStack } from './task-harness.js';
+import { startOtlpReceiver, SPAN_KIND, STATUS_CODE, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+import { modernClient, startTaskStack, type TaskStack } from './support/task-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const SALT = 'tracing-test-salt-0123456789';
 // What the client sends: one context in the HTTP headers, another in a request's _meta.
@@ -198,11 +199,15 @@ describe('OpenTelemetry traces through the gateway', () => {
     assert.equal(created.task.ttl, 1000);
     // The expiry sweep runs every second; wait (bounded) for its cancel's span to be exported.
     const isExpiryCancel = (s: ReceivedSpan) => s.kind === SPAN_KIND.CLIENT && s.attributes['taskgate.call.reason'] === 'expired';
-    const until = Date.now() + 10_000;
-    do {
-      await sleep(100);
-      await stack.gw.gateway.policy.tracing!.flush();
-    } while (!receiver.spans.some(isExpiryCancel) && Date.now() < until);
+    await waitFor(
+      async () => {
+        await stack.gw.gateway.policy.tracing!.flush();
+        return receiver.spans.some(isExpiryCancel);
+      },
+      'the expiry cancel\'s span',
+      10_000,
+      100,
+    );
     const spans = receiver.spans;
     const creation = one(spans, 'ask_name creation', (s) => s.kind === SPAN_KIND.SERVER && s.name === 'tools/call ask_name');
     const expiryCancel = one(spans, 'expiry cancel', isExpiryCancel);
@@ -264,12 +269,8 @@ describe('OpenTelemetry traces of a task the gateway runs itself', () => {
     const { client } = await tracedClient(stack, 'frank', {});
     try {
       const { task } = await client.request({ method: 'tools/call', params: { name: 'slow_report', arguments: { seconds: 0.2, steps: 1 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
-      const until = Date.now() + 10_000;
       let status = task.status;
-      while (status !== 'completed' && Date.now() < until) {
-        await sleep(100);
-        status = (await client.experimental.tasks.getTask(task.taskId)).status;
-      }
+      await waitFor(async () => status === 'completed' || (status = (await client.experimental.tasks.getTask(task.taskId)).status) === 'completed', () => `the task to complete (it is ${status})`, 10_000, 100);
       assert.equal(status, 'completed');
       await stack.gw.gateway.policy.tracing!.flush();
       const creation = one(receiver.spans, 'creation', (s) => s.kind === SPAN_KIND.SERVER && s.name === 'tools/call slow_report');

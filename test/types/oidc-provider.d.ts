@@ -1,4 +1,4 @@
-// oidc-provider ships no type declarations; the tests use this much of it (test/e2e/exchange-server.ts).
+// oidc-provider ships no type declarations; the tests use this much of it (test/e2e/support/exchange-server.ts).
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 

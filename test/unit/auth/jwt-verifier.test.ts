@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { JwtVerifier, TokenRejectedError } from '../../../src/auth/jwt-verifier.js';
 import { KeysUnavailableError, createRemoteKeySet, type RefreshOutcome } from '../../../src/auth/key-sets.js';
 import { issuerSchema } from '../../../src/config/sections/auth.js';
-import { startJwksServer, type JwksServer } from '../../e2e/harness.js';
+import { startJwksServer, type JwksServer } from '../../../examples/identity-provider/issuer.js';
 import { waitFor as until } from '../../support/wait.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';

@@ -14,9 +14,9 @@ import { SHUTDOWN_MESSAGE } from '../../../src/provided/transitions.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
 import { waitFor } from '../../support/wait.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 const SETTINGS: CallAgainSettings = { upstream: 'tools', leaseMs: 15_000, timeoutMs: 600_000, limits: { statusMessageMaxLength: 200 } };
 

@@ -10,7 +10,7 @@ import { MAX_ROUNDS, overCap, stepForOutcome, TOO_MANY_ROUNDS, type OutcomeLimit
 import type { Decision } from '../../../src/provided/transitions.js';
 import type { ProvidedState, ProvidedTaskView } from '../../../src/task-model/provided-state.js';
 import type { TaskStatus } from '../../../src/task-model/task-record.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 const LIMITS: OutcomeLimits = { maxResultBytes: 1000, statusMessageMaxLength: 60 };
 

@@ -19,10 +19,10 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
 import { taskRequest } from '../../support/task-request.js';
 import { waitFor } from '../../support/wait.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 const MESSAGE: JsonRpcRequest = { kind: 'request', id: 11, method: 'tasks/result' };
 

@@ -19,8 +19,8 @@ import type { ProvidedState } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
 import type { StageDeps } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 import { taskRequest } from '../../support/task-request.js';
 import type { TaskRequest } from '../../../src/tasks/task-request.js';
 

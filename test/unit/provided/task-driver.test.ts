@@ -18,10 +18,10 @@ import { RELATED_TASK, TaskDriver, type DriverSettings } from '../../../src/prov
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { Era } from '../../../src/mcp/era.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { replyEvents, replyJson, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.js';
 import { quietTaskObserver } from '../../support/task-observer.js';
 import { waitFor } from '../../support/wait.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 let backend: ScriptedBackend;
 const agent = new Agent({ connections: 8 });

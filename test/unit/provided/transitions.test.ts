@@ -9,8 +9,8 @@ import { ending, failureOutcome, SHUTDOWN_MESSAGE, transition } from '../../../s
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import type { ProvidedTaskView } from '../../../src/task-model/provided-state.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { providedRecord, providedState } from '../store/provided-contract.js';
 import { waitFor } from '../../support/wait.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 let store: MemoryStore;
 beforeEach(() => {

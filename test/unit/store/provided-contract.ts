@@ -7,24 +7,9 @@ import assert from 'node:assert/strict';
 import { after, beforeEach, describe, it } from 'node:test';
 import { LAPSED_LEASE_CLAIM_MS } from '../../../src/store/provided-store.js';
 import type { Store } from '../../../src/store/store.js';
-import type { ProvidedState } from '../../../src/task-model/provided-state.js';
-import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { pollAsOwner, pollPatch, scopeOf, taskRecord, type StoreFactory } from './store-contract.js';
+import { pollAsOwner, pollPatch, type StoreFactory } from './store-contract.js';
 import { waitFor as until } from '../../support/wait.js';
-
-export function providedRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
-  return taskRecord({ kind: 'provided', upstreamTaskId: `call-${Math.random().toString(36).slice(2)}`, ...overrides });
-}
-
-export function providedState(overrides: Partial<ProvidedState> = {}): ProvidedState {
-  return {
-    call: { params: { name: 'slow_scan', arguments: { depth: 3 } }, headers: { 'mcp-protocol-version': '2025-11-25' } },
-    instance: 'http://127.0.0.1:3000',
-    callId: 'tg-call-1',
-    round: 0,
-    ...overrides,
-  };
-}
+import { scopeOf, taskRecord, providedRecord, providedState } from '../../support/task-records.js';
 
 export function defineProvidedContract(name: string, factory: StoreFactory): void {
   describe(`Provided store contract: ${name}`, () => {

@@ -11,9 +11,10 @@ import pino from 'pino';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
-import { providedRecord } from './provided-contract.js';
-import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from './redis-servers.js';
+import { defineStoreContract } from './store-contract.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, reportMissingRedis, startRedisCluster, type RedisClusterProcesses } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
+import { taskRecord, providedRecord } from '../../support/task-records.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server and redis-cli (to start a Redis Cluster)', INSTALL_REDIS);
@@ -39,7 +40,7 @@ if (!redisServerInstalled()) {
       const client = createRedisClient(redisConfig({ mode: 'cluster', nodes: cluster!.nodes.map((n) => `${n.host}:${n.port}`) })) as Cluster;
       client.on('error', () => undefined);
       try {
-        await eventually(async () => client.status === 'ready', 5000, 'the cluster client to be ready');
+        await waitFor(async () => client.status === 'ready', 'the cluster client to be ready', 5000);
         const [node] = client.nodes('master');
         assert.equal(await node!.ping(), 'PONG');
         const stream = node!.stream;
@@ -61,11 +62,11 @@ if (!redisServerInstalled()) {
         const handle = providedRecord().handle;
         let heard = 0;
         reader.events.subscribe(handle, () => heard++);
-        await eventually(async () => heard === 1, 5000, 'the first subscription');
+        await waitFor(async () => heard === 1, 'the first subscription', 5000);
         // Each through whichever node the writer's client picks; the bus carries it to the reader's.
         for (let i = 1; i <= 3; i++) {
           await writer.events.publish(handle);
-          await eventually(async () => heard === 1 + i, 5000, `announcement ${i}`);
+          await waitFor(async () => heard === 1 + i, `announcement ${i}`, 5000);
         }
 
         const masters = raw.nodes('master');
@@ -76,7 +77,7 @@ if (!redisServerInstalled()) {
         };
         assert.equal((await subscribedOn()).length, 1, 'the subscriber is on one master');
         await Promise.all(masters.map((node) => node.client('KILL', 'TYPE', 'pubsub')));
-        await eventually(async () => heard === 5, 5000, 'the listener to be called after its subscriber reconnected');
+        await waitFor(async () => heard === 5, 'the listener to be called after its subscriber reconnected', 5000);
 
         // Its node stops answering: the subscriber gives it up for another node (the heartbeat
         // finds it), and the listener is called once it is subscribed there. The node resumes
@@ -85,7 +86,7 @@ if (!redisServerInstalled()) {
         const port = Number(masters[node]!.options.port);
         paused = cluster!.servers.findIndex((server) => server.port === port);
         cluster!.servers[paused]!.pause();
-        await eventually(async () => heard === 6, 12_000, 'the listener to be called after its subscriber moved');
+        await waitFor(async () => heard === 6, 'the listener to be called after its subscriber moved', 12_000);
         cluster!.servers[paused]!.resume();
         paused = undefined;
         // (The resumed node may still list the connection it lost until it reads its end.)

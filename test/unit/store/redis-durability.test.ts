@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { taskRecord } from './store-contract.js';
-import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
 import { waitFor } from '../../support/wait.js';
+import { taskRecord } from '../../support/task-records.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server (to start a master and a replica)', INSTALL_REDIS);

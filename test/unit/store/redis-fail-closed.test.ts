@@ -12,8 +12,9 @@ import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { createRedisClient } from '../../../src/store/redis-connection.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { scopeOf, taskRecord } from './store-contract.js';
-import { eventually, INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { INSTALL_REDIS, isStoreUnavailable, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
+import { scopeOf, taskRecord } from '../../support/task-records.js';
 
 const COMMAND_TIMEOUT_MS = 200;
 // What a loaded two-core runner may add. The point is "about commandTimeout, not until Redis
@@ -44,7 +45,7 @@ if (!redisServerInstalled()) {
       const client = createRedisClient(redisConfig({ url: `redis://127.0.0.1:${server.port}` })) as Redis;
       client.on('error', () => undefined);
       try {
-        await eventually(async () => client.status === 'ready');
+        await waitFor(async () => client.status === 'ready');
         const stream = client.stream;
         // As a TLS socket can after a refused handshake; without a listener of ours the second
         // 'error' throws here, which in the gateway is an uncaught exception.
@@ -53,7 +54,7 @@ if (!redisServerInstalled()) {
           stream.emit('error', new Error('second'));
         });
         stream.destroy();
-        await eventually(async () => client.status === 'ready' && client.stream !== stream);
+        await waitFor(async () => client.status === 'ready' && client.stream !== stream);
         assert.equal(await client.ping(), 'PONG');
       } finally {
         client.disconnect();
@@ -78,7 +79,7 @@ if (!redisServerInstalled()) {
       } finally {
         server.resume();
       }
-      await eventually(() => store.isReady());
+      await waitFor(() => store.isReady());
       assert.deepEqual(await store.getTask(record.handle), record);
     });
 
@@ -88,7 +89,7 @@ if (!redisServerInstalled()) {
       try {
         await patient.whenReady();
         await server.stop();
-        await eventually(async () => !(await store.isReady()) && !(await patient.isReady()));
+        await waitFor(async () => !(await store.isReady()) && !(await patient.isReady()));
         let slowestPatient = 0;
         for (let i = 0; i < 20; i++) {
           const started = Date.now();
@@ -131,7 +132,7 @@ if (!redisServerInstalled()) {
 
       server = await RedisServerProcess.start(port);
       const restarted = Date.now();
-      await eventually(() => store.isReady());
+      await waitFor(() => store.isReady());
       t.diagnostic(`ready again ${Date.now() - restarted}ms after redis-server restarted on port ${port}`);
       const record = taskRecord();
       assert.equal(await store.createTask(record, 10), 'created');

@@ -5,44 +5,37 @@
  * one replica reach listeners on another.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { RedisStore } from '../../../src/store/redis-store.js';
-import { providedRecord, providedState } from './provided-contract.js';
-import { answersPing, eventually, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
+import type { RedisStore } from '../../../src/store/redis-store.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, SharedRedisStores, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
 import { pollAsOwner } from './store-contract.js';
+import { providedRecord, providedState } from '../../support/task-records.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
 
 if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
   reportMissingRedis(`Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port}`, START_SHARED_REDIS);
 } else {
-  const root = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  let sequence = 0;
-  const open: RedisStore[] = [];
+  const stores = new SharedRedisStores();
   const raw = new Redis(URL, { lazyConnect: true });
 
-  const newStore = async (overrides: Record<string, unknown> = {}, warnings?: string[]): Promise<RedisStore> => {
+  const newStore = (overrides: Record<string, unknown> = {}, warnings?: string[]): Promise<RedisStore> => {
     const logger = warnings ? pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (warnings.push(String(chunk)), done()) })) : undefined;
-    const store = new RedisStore(redisConfig({ url: URL, keyPrefix: `${root}${sequence++}:`, ...overrides }), { logger });
-    open.push(store);
-    await store.whenReady();
-    return store;
+    return stores.open(overrides, { logger });
   };
 
   after(async () => {
-    await Promise.all(open.map((store) => store.close()));
-    const keys = await raw.keys(`${root}*`);
-    if (keys.length > 0) await raw.del(...keys);
+    await stores.close();
     await raw.quit();
   });
 
   describe('Provided tasks on Redis', () => {
     it('keeps the state sealed at rest, bound to its task, and opens it after a key rotation', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const before = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
       const record = providedRecord({ pollIntervalMs: 10_000 });
       const state = providedState({ requestState: 'the launch code is 0000', outcome: { result: { content: [{ type: 'text', text: 'secret result' }] } } });
@@ -98,7 +91,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
     });
 
     it('announces a change made on one replica to listeners on another, and only for that task', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const [writer, reader] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
       const record = providedRecord();
       await writer.createProvidedTask(record, providedState(), 10);
@@ -108,13 +101,13 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       reader.events.subscribe(other.handle, () => heard.push(other.handle));
       // Subscribing opens the reader's subscriber connection; once the channel is subscribed,
       // each listener is called once (anything announced before may have been missed).
-      await eventually(async () => heard.length === 2, 5000, 'the subscription');
+      await waitFor(async () => heard.length === 2, 'the subscription', 5000);
       assert.deepEqual([...heard].sort(), [record.handle, other.handle].sort());
 
       heard.length = 0;
       assert.equal(await writer.writeProvidedTask(record.handle, 1, { status: 'input_required' }, providedState({ round: 1 })), true);
       await writer.events.publish(record.handle);
-      await eventually(async () => heard.length > 0, 5000, 'the announcement');
+      await waitFor(async () => heard.length > 0, 'the announcement', 5000);
       assert.deepEqual(heard, [record.handle]);
       assert.equal((await reader.readProvidedTask(record.handle))?.record.status, 'input_required', 'the listener reads what was announced');
     });

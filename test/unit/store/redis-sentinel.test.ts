@@ -12,11 +12,10 @@ import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
-import {
-  eventually, freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs,
-  withClient, type RedisSentinelProcesses,
-} from './redis-servers.js';
+import { defineStoreContract } from './store-contract.js';
+import { freePort, INSTALL_REDIS, isStoreUnavailable, masterPortOf, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis, startRedisSentinel, untilMasterIs, withClient, type RedisSentinelProcesses } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
+import { taskRecord } from '../../support/task-records.js';
 
 const NAME = 'tgmaster';
 // Sentinel's side: the master is down after 1 s without an answer; a failover may take 5 s.
@@ -99,7 +98,7 @@ if (!redisServerInstalled()) {
       const store = await storeOn(setup.topology, setup.open);
       type Detector = { sentinels: { client: Redis }[] };
       const connector = (store as unknown as { client: { connector: { failoverDetector?: Detector | null } } }).client.connector;
-      await eventually(async () => connector.failoverDetector?.sentinels[0]?.client.status === 'ready', 5000, 'the failover detector to reach its Sentinel');
+      await waitFor(async () => connector.failoverDetector?.sentinels[0]?.client.status === 'ready', 'the failover detector to reach its Sentinel', 5000);
       const stream = connector.failoverDetector!.sentinels[0]!.client.stream;
       assert.doesNotThrow(() => {
         stream.emit('error', new Error('first'));
@@ -127,7 +126,7 @@ if (!redisServerInstalled()) {
       try {
         store = await storeOn(setup.topology, undefined, { sentinels: [`127.0.0.1:${nobody}`, `127.0.0.1:${second.port}`] }, logs);
         // The failover detector subscribes to every Sentinel listed, the dead one included.
-        await eventually(async () => logs.some((line) => line.includes('a Sentinel is unreachable') && line.includes(`127.0.0.1:${nobody}`)), 5000, 'a warning naming the Sentinel that does not answer');
+        await waitFor(async () => logs.some((line) => line.includes('a Sentinel is unreachable') && line.includes(`127.0.0.1:${nobody}`)), 'a warning naming the Sentinel that does not answer', 5000);
         const printed = consoleErrors.mock.calls.map((call) => call.arguments.map(String).join(' '));
         assert.deepEqual(printed.filter((line) => line.includes('Unhandled error event')), [], 'nothing printed past the log');
         const record = taskRecord();
@@ -147,12 +146,12 @@ if (!redisServerInstalled()) {
       const baseline = { subscribers: await subscribersOf(sentinelPort), sockets: sockets() };
       const store = await storeOn(setup.topology);
       try {
-        await eventually(async () => (await subscribersOf(sentinelPort)) > baseline.subscribers, 5000, 'the store to subscribe to the Sentinel\'s failover announcements');
+        await waitFor(async () => (await subscribersOf(sentinelPort)) > baseline.subscribers, 'the store to subscribe to the Sentinel\'s failover announcements', 5000);
       } finally {
         await store.close();
       }
       // Open sockets would keep the gateway's process alive after a graceful shutdown.
-      await eventually(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 5000, 'every connection of the closed store to be closed');
+      await waitFor(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 'every connection of the closed store to be closed', 5000);
     });
 
     it('announces task changes through the master, and closes its subscriber with the store', async () => {
@@ -164,13 +163,13 @@ if (!redisServerInstalled()) {
       try {
         let heard = 0;
         reader.events.subscribe('tg_watched', () => heard++);
-        await eventually(async () => heard === 1, 5000, 'the subscription');
+        await waitFor(async () => heard === 1, 'the subscription', 5000);
         await writer.events.publish('tg_watched');
-        await eventually(async () => heard === 2, 5000, 'the announcement');
+        await waitFor(async () => heard === 2, 'the announcement', 5000);
       } finally {
         await Promise.all([writer.close(), reader.close()]);
       }
-      await eventually(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 5000, 'every connection of the closed stores to be closed');
+      await waitFor(async () => (await subscribersOf(sentinelPort)) === baseline.subscribers && sockets() <= baseline.sockets, 'every connection of the closed stores to be closed', 5000);
     });
 
     it('follows SENTINEL FAILOVER to the promoted replica within seconds, with what it wrote before', async (t) => {
@@ -178,7 +177,7 @@ if (!redisServerInstalled()) {
       const { store, written } = await storeHoldingATask(setup);
       let heard = 0;
       store.events.subscribe(written.handle, () => heard++);
-      await eventually(async () => heard === 1, 5000, 'the subscription');
+      await waitFor(async () => heard === 1, 'the subscription', 5000);
 
       await withClient(setup.topology.sentinel.port, (sentinel) => sentinel.call('SENTINEL', 'FAILOVER', NAME));
       const switched = await untilMasterIs(setup.topology.sentinel.port, NAME, replica.port);
@@ -188,11 +187,11 @@ if (!redisServerInstalled()) {
       let reachedAfterMs = -1;
       let probes = 0;
       await withClient(replica.port, async (promoted) => {
-        await eventually(async () => {
+        await waitFor(async () => {
           const probe = taskRecord({ owner: `probe-${probes++}` });
           if ((await store.createTask(probe, 10).catch(() => 'failed')) !== 'created') return false;
           return (await promoted.exists(store.keys.task(probe.handle).record)) === 1;
-        }, FOLLOW_MS, `a task created through the store to land on the new master within ${FOLLOW_MS}ms of the switch`);
+        }, `a task created through the store to land on the new master within ${FOLLOW_MS}ms of the switch`, FOLLOW_MS);
         reachedAfterMs = Date.now() - switched;
       });
       const oldRole = await withClient(master.port, async (old) => ((await old.role()) as [string])[0]);
@@ -206,9 +205,9 @@ if (!redisServerInstalled()) {
 
       // The subscriber followed the switch too: its listener was called (announcements may
       // have been lost), and hears announcements made on the new master.
-      await eventually(async () => heard === 2, 5000, 'the listener to be called after the failover');
+      await waitFor(async () => heard === 2, 'the listener to be called after the failover', 5000);
       await store.events.publish(written.handle);
-      await eventually(async () => heard === 3, 5000, 'an announcement after the failover');
+      await waitFor(async () => heard === 3, 'an announcement after the failover', 5000);
     });
   });
 
@@ -239,7 +238,7 @@ if (!redisServerInstalled()) {
       assert.ok(calls > 0, 'the store was asked while there was no master');
       assert.ok(slowest < COMMAND_TIMEOUT_MS + SLACK_MS, `a call took ${slowest}ms to be refused`);
 
-      await eventually(() => store.isReady(), 10_000, 'the store to be ready on the promoted replica');
+      await waitFor(() => store.isReady(), 'the store to be ready on the promoted replica');
       const readyAfterMs = Date.now() - promotedAt;
       t.diagnostic(`stalled master: ${calls} calls refused, slowest in ${slowest}ms (commandTimeout ${COMMAND_TIMEOUT_MS}ms); Sentinel promoted the replica ${promotedAt - stalledAt}ms after the stall; store ready ${readyAfterMs}ms later`);
 

@@ -4,7 +4,6 @@
  * key, the poll rule in Lua, agreement between two replicas).
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -14,31 +13,22 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { decidePoll, type PollRules, type PollState } from '../../../src/task-model/poll-rule.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, OWNER_A, pollAsOwner, pollPatch, scopeOf, taskRecord } from './store-contract.js';
-import { answersPing, redisConfig, reportMissingRedis, SHARED_REDIS, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from './redis-servers.js';
+import { defineStoreContract, pollAsOwner, pollPatch } from './store-contract.js';
+import { answersPing, reportMissingRedis, SHARED_REDIS, SharedRedisStores, SNAPSHOT_KEY_1, SNAPSHOT_KEY_2, START_SHARED_REDIS } from '../../support/redis-servers.js';
+import { OWNER_A, scopeOf, taskRecord } from '../../support/task-records.js';
 
 const URL = `redis://${SHARED_REDIS.host}:${SHARED_REDIS.port}`;
 
 if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
   reportMissingRedis(`Redis at ${SHARED_REDIS.host}:${SHARED_REDIS.port}`, START_SHARED_REDIS);
 } else {
-  // Every store of this run lives under one root, removed at the end; each test gets its own prefix.
-  const root = `taskgate-test:${process.pid}-${randomBytes(4).toString('hex')}:`;
-  let sequence = 0;
-  const open: RedisStore[] = [];
+  // Every store of this run lives in one space, removed at the end; each test gets its own prefix.
+  const stores = new SharedRedisStores();
+  const newStore = (overrides: Record<string, unknown> = {}): Promise<RedisStore> => stores.open(overrides);
   const raw = new Redis(URL, { lazyConnect: true });
 
-  const newStore = async (overrides: Record<string, unknown> = {}): Promise<RedisStore> => {
-    const store = new RedisStore(redisConfig({ url: URL, keyPrefix: `${root}${sequence++}:`, ...overrides }));
-    open.push(store);
-    await store.whenReady();
-    return store;
-  };
-
   after(async () => {
-    await Promise.all(open.map((store) => store.close()));
-    const keys = await raw.keys(`${root}*`);
-    if (keys.length > 0) await raw.del(...keys);
+    await stores.close();
     await raw.quit();
   });
 
@@ -47,7 +37,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
 
   describe('Redis store', () => {
     it('keeps poll snapshots encrypted at rest, opens them after a key rotation, and deletes them with the task', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const before = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
       const record = taskRecord({ pollIntervalMs: 10_000 });
       await before.createTask(record, 10);
@@ -76,7 +66,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
     });
 
     it('skips the write-back of an unchanged answer without touching what it holds, and re-seals after a key rotation', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const store = await newStore({ keyPrefix: prefix, snapshotKeys: [SNAPSHOT_KEY_1] });
       const record = taskRecord({ pollIntervalMs: 1000 });
       await store.createTask(record, 10);
@@ -148,7 +138,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
     });
 
     it('lets two replicas agree: one owner limit and one poll clock between them', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
       const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).createTask(taskRecord({ owner: 'racer' }), 5)));
       assert.equal(outcomes.filter((o) => o === 'created').length, 5);
@@ -163,7 +153,7 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
     });
 
     it('reads what can change from Redis on every poll, with the fixed part of the record held by the replica', async () => {
-      const prefix = `${root}${sequence++}:`;
+      const prefix = stores.nextPrefix();
       const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
       const record = taskRecord({ statusMessage: 'starting', pollIntervalMs: 0 });
       await a.createTask(record, 10);
@@ -218,7 +208,7 @@ routes: [{ path: /mcp, upstream: tools }]
       const store = `store:
   type: redis
   url: ${URL}
-  keyPrefix: "${root}${sequence++}:"
+  keyPrefix: "${stores.nextPrefix()}"
   snapshotKeys: [{ id: k1, key: "\${SNAPSHOT_KEY}" }]
 `;
       const redis = createStore(parseConfig(`${policy}${store}`, { env: { SNAPSHOT_KEY: SNAPSHOT_KEY_1.key } }), logger);

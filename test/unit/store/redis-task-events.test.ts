@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
-import { providedRecord } from './provided-contract.js';
-import { eventually, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from './redis-servers.js';
+import { INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, reportMissingRedis } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
+import { providedRecord } from '../../support/task-records.js';
 
 if (!redisServerInstalled()) {
   reportMissingRedis('redis-server (to stop and restart one)', INSTALL_REDIS);
@@ -33,22 +34,22 @@ if (!redisServerInstalled()) {
       const handle = providedRecord().handle;
       let heard = 0;
       reader.events.subscribe(handle, () => heard++);
-      await eventually(async () => heard === 1, 5000, 'the first subscription');
+      await waitFor(async () => heard === 1, 'the first subscription', 5000);
       await writer.events.publish(handle);
-      await eventually(async () => heard === 2, 5000, 'an announcement');
+      await waitFor(async () => heard === 2, 'an announcement', 5000);
 
       const port = server.port;
       await server.stop();
-      await eventually(async () => !(await writer.isReady()));
+      await waitFor(async () => !(await writer.isReady()));
       // Redis is away: the announcement is lost, but the caller is not failed for it.
       await writer.events.publish(handle);
       assert.equal(heard, 2);
 
       server = await RedisServerProcess.start(port);
-      await eventually(async () => heard === 3, 10_000, 'the listener to be called after the restart');
-      await eventually(() => writer.isReady());
+      await waitFor(async () => heard === 3, 'the listener to be called after the restart');
+      await waitFor(() => writer.isReady());
       await writer.events.publish(handle);
-      await eventually(async () => heard === 4, 5000, 'an announcement after the restart');
+      await waitFor(async () => heard === 4, 'an announcement after the restart', 5000);
     });
   });
 }

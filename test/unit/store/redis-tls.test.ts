@@ -13,11 +13,10 @@ import { after, describe, it } from 'node:test';
 import { RedisStore } from '../../../src/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/store/store-unavailable.js';
 import { defineProvidedContract } from './provided-contract.js';
-import { defineStoreContract, taskRecord } from './store-contract.js';
-import {
-  eventually, freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica,
-  untilMasterIs, withClient,
-} from './redis-servers.js';
+import { defineStoreContract } from './store-contract.js';
+import { freePort, INSTALL_REDIS, redisConfig, redisServerInstalled, RedisServerProcess, replicaAcknowledges, reportMissingRedis, sentinelSeesReplica, untilMasterIs, withClient } from '../../support/redis-servers.js';
+import { waitFor } from '../../support/wait.js';
+import { taskRecord } from '../../support/task-records.js';
 
 /** A refused handshake is retried until connectTimeout; the tests wait this long for "never ready". */
 const REFUSED_WITHIN_MS = 1500;
@@ -138,11 +137,11 @@ if (!redisServerInstalled() || !opensslInstalled) {
       let sentinel: RedisServerProcess | undefined;
       let store: RedisStore | undefined;
       try {
-        await eventually(async () => replicaAcknowledges(master.port), 10_000, 'the replica to acknowledge writes over TLS');
+        await waitFor(async () => replicaAcknowledges(master.port), 'the replica to acknowledge writes over TLS');
         const tlsLines = [`tls-port ${sentinelTls}`, `tls-cert-file ${certs.cert}`, `tls-key-file ${certs.key}`, `tls-ca-cert-file ${certs.ca}`, 'tls-auth-clients no', 'tls-replication yes'];
         sentinel = await RedisServerProcess.startSentinel(name, { host: '127.0.0.1', port: masterTls }, { downAfterMs: 1000, failoverTimeoutMs: 5000 }, tlsLines);
         const sentinelPort = sentinel.port;
-        await eventually(async () => sentinelSeesReplica(sentinelPort, name, replicaTls), 10_000, 'the Sentinel to discover the replica by its TLS port');
+        await waitFor(async () => sentinelSeesReplica(sentinelPort, name, replicaTls), 'the Sentinel to discover the replica by its TLS port');
 
         store = new RedisStore(
           redisConfig({
@@ -166,11 +165,11 @@ if (!redisServerInstalled() || !opensslInstalled) {
         const follower = store;
         // Checked on the promoted server's plain port: the write landed there, over TLS.
         await withClient(replica.port, (promoted) =>
-          eventually(async () => {
+          waitFor(async () => {
             const probe = taskRecord({ owner: `probe-${probes++}` });
             if ((await follower.createTask(probe, 10).catch(() => 'failed')) !== 'created') return false;
             return (await promoted.exists(follower.keys.task(probe.handle).record)) === 1;
-          }, 5000, 'a task created through the store to land on the promoted replica'),
+          }, 'a task created through the store to land on the promoted replica', 5000),
         );
         t.diagnostic(`over TLS, writes reached the promoted replica ${Date.now() - switched}ms after Sentinel named it`);
         assert.deepEqual(await store.getTask(written.handle), written, 'the task written before the failover survived it');

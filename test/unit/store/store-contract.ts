@@ -5,49 +5,14 @@
 import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PollDecisionWithSnapshot, PollLimits, Store } from '../../../src/store/store.js';
-import type { TaskScope } from '../../../src/task-model/task-record.js';
-import { mintHandle } from '../../../src/tasks/handle.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
 import { definePollContract } from './store-poll-contract.js';
 import { defineScanContract } from './store-scan-contract.js';
+import { OWNER_A, scopeOf, taskRecord } from '../../support/task-records.js';
 
 export interface StoreFactory {
   /** A store holding nothing; called before every test. */
   create(): Promise<Store>;
-}
-
-export function taskRecord(overrides: Partial<TaskRecord> = {}): TaskRecord {
-  const now = Date.now();
-  return {
-    handle: mintHandle(),
-    kind: 'backend',
-    owner: 'owner-a',
-    upstream: 'tools',
-    instance: 'http://127.0.0.1:3000',
-    upstreamPath: '/mcp',
-    upstreamTaskId: `up-${Math.random().toString(36).slice(2)}`,
-    era: 'legacy',
-    tool: 'slow_scan',
-    upstreamSession: 'session-1',
-    protocolVersion: '2025-11-25',
-    createdAt: now,
-    createdAtIso: new Date(now).toISOString(),
-    lastUpdatedAtIso: new Date(now).toISOString(),
-    ttlMs: 60_000,
-    expiresAt: now + 60_000,
-    pollIntervalMs: 1000,
-    status: 'working',
-    readOnce: false,
-    ...overrides,
-  };
-}
-
-/** The scope of taskRecord()'s defaults. */
-export const OWNER_A: TaskScope = { owner: 'owner-a', era: 'legacy', upstream: 'tools' };
-
-/** The scope that reaches `record`: its owner, era and upstream. */
-export function scopeOf(record: TaskRecord): TaskScope {
-  return { owner: record.owner, era: record.era, upstream: record.upstream };
 }
 
 /** A tasks/get by the task's owner, which the store must answer with a poll decision. */

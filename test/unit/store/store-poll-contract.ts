@@ -6,7 +6,8 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../../../src/store/store.js';
 import type { TaskPatch, TaskScope } from '../../../src/task-model/task-record.js';
-import { scopeOf, pollAsOwner, pollPatch, taskRecord } from './store-contract.js';
+import { pollAsOwner, pollPatch } from './store-contract.js';
+import { scopeOf, taskRecord } from '../../support/task-records.js';
 
 export function definePollContract(store: () => Store): void {
   it('governs polls atomically: first forwarded, early ones counted, snapshot served', async () => {

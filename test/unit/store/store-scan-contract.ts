@@ -6,7 +6,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LiveTaskCursor, Store } from '../../../src/store/store.js';
 import type { TaskRecord } from '../../../src/task-model/task-record.js';
-import { taskRecord } from './store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 
 /** Every page from the start; the handles in the order read, and how many pages it took. */
 async function scanAll(store: Store, limit: number, now: number): Promise<{ handles: string[]; pages: number }> {

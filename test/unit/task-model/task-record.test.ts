@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { changesNothing, isInScope, isTaskStatus, isTerminalStatus, type TaskStatus } from '../../../src/task-model/task-record.js';
-import { taskRecord } from '../store/store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 
 const ALL: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 

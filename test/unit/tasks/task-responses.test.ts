@@ -14,7 +14,7 @@ import { NO_EXTENSIONS } from '../../../src/tasks/extension-points.js';
 import type { TaskDeps } from '../../../src/tasks/task-context.js';
 import { createTaskResponseHook } from '../../../src/tasks/task-responses.js';
 import type { TaskPatch, TaskRecord } from '../../../src/task-model/task-record.js';
-import { scopeOf, taskRecord } from '../store/store-contract.js';
+import { scopeOf, taskRecord } from '../../support/task-records.js';
 import { taskRequest, testBackendRoute } from '../../support/task-request.js';
 
 function depsWith(store: MemoryStore): TaskDeps {

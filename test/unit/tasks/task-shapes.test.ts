@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../../../src/tasks/task-list.js';
 import { decidePoll, enforcedInterval } from '../../../src/task-model/poll-rule.js';
 import { isHandleShaped, isServerRequestId, mintHandle, mintServerRequestId } from '../../../src/tasks/handle.js';
 import { GatewayError } from '../../../src/errors.js';
-import { taskRecord } from '../store/store-contract.js';
+import { taskRecord } from '../../support/task-records.js';
 
 describe('task objects of both generations', () => {
   it('reads a 2025 nested creation result and a 2026 flat one', () => {

@@ -10,8 +10,8 @@ import { SessionOutput } from '../../../../src/provided/legacy-push/session-outp
 import { SessionWatch, type SessionKey } from '../../../../src/provided/legacy-push/session-watch.js';
 import { MemoryStore } from '../../../../src/store/memory-store.js';
 import type { TaskRecord, TaskStatus } from '../../../../src/task-model/task-record.js';
-import { waitFor } from '../../../e2e/reload-harness.js';
-import { providedRecord, providedState } from '../../store/provided-contract.js';
+import { waitFor } from '../../../support/wait.js';
+import { providedRecord, providedState } from '../../../support/task-records.js';
 
 const KEY: SessionKey = { owner: 'alice', upstream: 'tools', session: 'session-1' };
 const ANNOUNCEMENTS = 'session:test';
