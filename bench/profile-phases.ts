@@ -43,7 +43,7 @@ const NODE_HTTP = 'node http: parser, request/response objects, sockets';
 
 /**
  * The phases' own files (or functions): a sample goes to the one nearest the leaf. Helpers
- * shared by several phases (mcp/json, task-shapes, the lifecycle primitives) are not here, so
+ * shared by several phases (mcp/json, the task-model wire, the lifecycle primitives) are not here, so
  * their samples go to the phase that called them.
  */
 const OWN: PhaseRule[] = [

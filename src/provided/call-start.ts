@@ -14,7 +14,7 @@ import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { copyRequestHeaders, flatHeaders } from '../upstream/backend-route.js';
 import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
 

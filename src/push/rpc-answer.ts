@@ -6,7 +6,7 @@
 import { createParser } from 'eventsource-parser';
 import { parseJsonText } from '../mcp/jsonrpc.js';
 import { isEventStream } from '../mcp/media-type.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 
 export function parseRpcAnswer(body: string | undefined, contentType: string | undefined): JsonObject | undefined {
   if (body === undefined) return undefined;

@@ -15,7 +15,7 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { LocalAnswer } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { copyRequestHeaders } from '../upstream/backend-route.js';
 import { readBounded } from '../upstream/relay-streams.js';
 import { parseMessage } from './rpc-answer.js';
