@@ -4,7 +4,8 @@
  * one instance of this process, started once per run.
  *
  * Tool names pick the reply: `echo` (JSON), `stream` (a two-event SSE reply), `create-task`
- * (a task creation result of the request's era), `big-stream` (an SSE stream of
+ * (a task creation result of the request's era, living `arguments.ttlMs` or an hour, working or,
+ * with `arguments.completed`, already completed), `big-stream` (an SSE stream of
  * `arguments.bytes`, for the flat-memory check) and `slow` (a plain tool with no task support
  * that holds its JSON reply: the tool the gateway runs as a task, bench/provided.ts). Task ids
  * starting with `slow-` are given a one hour poll interval, every other task 0 ms, so that the
@@ -61,11 +62,11 @@ function sseBlock(message: unknown): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-function taskFields(taskId: string, modern: boolean): Record<string, unknown> {
+function taskFields(taskId: string, modern: boolean, ttl = TTL_MS, status = 'working'): Record<string, unknown> {
   const poll = taskId.startsWith('slow-') ? SLOW_POLL_MS : 0;
   return modern
-    ? { taskId, status: 'working', createdAt: STAMP, lastUpdatedAt: STAMP, ttlMs: TTL_MS, pollIntervalMs: poll }
-    : { taskId, status: 'working', createdAt: STAMP, lastUpdatedAt: STAMP, ttl: TTL_MS, pollInterval: poll };
+    ? { taskId, status, createdAt: STAMP, lastUpdatedAt: STAMP, ttlMs: ttl, pollIntervalMs: poll }
+    : { taskId, status, createdAt: STAMP, lastUpdatedAt: STAMP, ttl, pollInterval: poll };
 }
 
 function answerToolCall(res: ServerResponse, rpc: Rpc, modern: boolean): void {
@@ -81,7 +82,10 @@ function answerToolCall(res: ServerResponse, rpc: Rpc, modern: boolean): void {
     }
     case 'create-task': {
       const taskId = `${args.poll === 'slow' ? 'slow' : 'fast'}-${++nextTask}`;
-      const task = taskFields(taskId, modern);
+      // `ttlMs` (at least a second) and `completed`: finished tasks that expire soon, to warm a
+      // gateway up without keeping them, nor a cancel for each when they expire (bench/scale-store.ts).
+      const ttl = typeof args.ttlMs === 'number' ? Math.min(Math.max(args.ttlMs, 1000), TTL_MS) : TTL_MS;
+      const task = taskFields(taskId, modern, ttl, args.completed === true ? 'completed' : 'working');
       sendJson(res, rpc.id, modern ? { resultType: 'task', ...task } : { task });
       return;
     }

@@ -6,10 +6,16 @@
 
 export interface ChildRequest {
   seq: number;
-  type: 'cpu' | 'memory' | 'counters' | 'stop';
+  type: 'cpu' | 'memory' | 'counters' | 'hook' | 'stop';
   /** memory: collect garbage first (needs --expose-gc), so heap figures are live data only. */
   gc?: boolean;
+  /** hook: which of the child's hooks to run, and its argument (taskgate's: bench/scale-hooks.ts). */
+  hook?: string;
+  args?: unknown;
 }
+
+/** Work a child does for the harness inside its own process (seeding its store, timing a read). */
+export type ChildHook = (args: unknown) => Promise<unknown>;
 
 export interface CpuReply {
   userUs: number;
@@ -30,6 +36,8 @@ export interface MemoryReply {
 export interface GatewayCounters {
   /** taskgate_tasks_created_total, every label. */
   tasksCreated: number;
+  /** taskgate_tasks_forgotten_total{reason="expired"}: tasks the expiry sweep removed. */
+  tasksExpired: number;
   /** taskgate_polls_total by outcome: forwarded (on time; for a provided task, answered from the store) and cached (early). */
   pollsForwarded: number;
   pollsCached: number;
@@ -48,9 +56,10 @@ export function announceReady(details: Record<string, unknown>): void {
 
 /**
  * Answers the harness until it says stop; `close` runs before the process exits. `counters`
- * answers `counters` (taskgate only; other children are never asked).
+ * answers `counters` and `hooks` answer `hook` (taskgate only; other children are never asked).
+ * A hook that fails answers `{ error }`, which the harness's ask turns back into an error.
  */
-export function serveParentRequests(close: () => Promise<void>, counters?: () => Promise<GatewayCounters>): void {
+export function serveParentRequests(close: () => Promise<void>, counters?: () => Promise<GatewayCounters>, hooks: Record<string, ChildHook> = {}): void {
   process.on('message', (message: ChildRequest) => {
     const reply = (body: unknown): void => {
       process.send?.({ type: 'reply', seq: message.seq, body });
@@ -75,6 +84,12 @@ export function serveParentRequests(close: () => Promise<void>, counters?: () =>
       case 'counters':
         void (counters ? counters() : Promise.resolve(undefined)).then(reply);
         return;
+      case 'hook': {
+        const hook = hooks[message.hook ?? ''];
+        const run = hook ? hook(message.args) : Promise.reject(new Error(`no hook ${String(message.hook)} in this child`));
+        void run.then(reply, (error: Error) => reply({ error: error.stack ?? String(error) }));
+        return;
+      }
       case 'stop':
         void close().finally(() => {
           reply({});

@@ -56,13 +56,18 @@ export interface NodeChildOptions {
   env?: NodeJS.ProcessEnv;
   /** Node flags before the script (--expose-gc, --cpu-prof …). */
   execArgv?: string[];
+  /** A command the child runs under, before node (valgrind and its options: bench/floor.ts). */
+  wrapper?: string[];
   readyTimeoutMs?: number;
 }
 
-/** Starts a TypeScript entry of bench/ under tsx and waits for its `ready` message. */
+/** Starts an entry of bench/ (TypeScript under tsx, or a compiled .js as it is) and waits for its `ready` message. */
 export async function startNodeChild(pinning: Pinning, script: string, options: NodeChildOptions): Promise<NodeChild> {
-  const args = [...(options.execArgv ?? []), '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))];
-  const child = spawnPinned(pinning, options.cpu, process.execPath, args, ['ignore', 'ignore', 'pipe', 'ipc'], options.env);
+  // A compiled entry (bench/floor.ts compiles its children) runs without tsx's loader.
+  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const args = [...(options.execArgv ?? []), ...loader, fileURLToPath(new URL(script, import.meta.url))];
+  const [command, ...wrapperArgs] = options.wrapper ?? [process.execPath];
+  const child = spawnPinned(pinning, options.cpu, command!, options.wrapper ? [...wrapperArgs, process.execPath, ...args] : args, ['ignore', 'ignore', 'pipe', 'ipc'], options.env);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-4000);

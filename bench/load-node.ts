@@ -14,7 +14,7 @@ import { Pool } from 'undici';
 
 interface LoadInput {
   url: string;
-  specs: { headers: Record<string, string>; body: string }[];
+  specs: { headers: Record<string, string>; body: string; method?: 'GET' | 'POST' }[];
   connections: number;
   durationMs?: number;
   count?: number;
@@ -39,7 +39,8 @@ async function user(): Promise<void> {
     const spec = input.specs[index % input.specs.length]!;
     const t0 = process.hrtime.bigint();
     try {
-      const res = await pool.request({ path: target.pathname, method: 'POST', headers: spec.headers, body: spec.body });
+      const method = spec.method ?? 'POST';
+      const res = await pool.request({ path: target.pathname, method, headers: spec.headers, body: method === 'GET' ? undefined : spec.body });
       bytes += (await res.body.arrayBuffer()).byteLength;
       if (res.statusCode > 399) errors.status++;
     } catch {

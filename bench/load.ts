@@ -47,7 +47,8 @@ function writeWrkScript(path: string, specs: RequestSpec[]): string {
   const requests = specs
     .map((spec) => {
       const headers = Object.entries(spec.headers).map(([k, v]) => `[ ${luaString(k)} ] = ${luaString(v)}`).join(', ');
-      return `  reqs[#reqs + 1] = wrk.format("POST", ${luaString(path)}, { ${headers} }, ${luaString(spec.body)})`;
+      const body = spec.method === 'GET' ? 'nil' : luaString(spec.body);
+      return `  reqs[#reqs + 1] = wrk.format("${spec.method ?? 'POST'}", ${luaString(path)}, { ${headers} }, ${body})`;
     })
     .join('\n');
   const file = join(scriptDir, `load-${++scripts}.lua`);
@@ -57,6 +58,8 @@ function writeWrkScript(path: string, specs: RequestSpec[]): string {
 local i = 0
 init = function(args)
 ${requests}
+  -- A start position (the script's first argument) continues a rotation from an earlier run.
+  if args[1] then i = tonumber(args[1]) % #reqs end
 end
 request = function()
   i = i % #reqs + 1
@@ -80,15 +83,23 @@ export interface LoadPlan {
   seconds: number;
 }
 
-/** A prepared run: the wrk script is written once per target and scenario, then reused. */
-export function planLoad(tool: LoadTool, url: string, specs: RequestSpec[]): (connections: number, seconds: number, pinning: Pinning) => Promise<LoadResult> {
+/**
+ * A prepared run: the wrk script is written once per target and scenario, then reused. Each run
+ * cycles through `specs` from the first, or from `startAt` (a run that goes on where an earlier
+ * one stopped, so that successive runs reach every request of a long list).
+ */
+export function planLoad(tool: LoadTool, url: string, specs: RequestSpec[]): (connections: number, seconds: number, pinning: Pinning, startAt?: number) => Promise<LoadResult> {
   const script = tool === 'wrk' ? writeWrkScript(new URL(url).pathname, specs) : undefined;
-  return (connections, seconds, pinning) => (script ? runWrk(script, { url, specs, connections, seconds }, pinning) : runNodeLoad({ url, specs, connections, seconds }, pinning));
+  return (connections, seconds, pinning, startAt = 0) => {
+    if (script) return runWrk(script, { url, specs, connections, seconds }, pinning, startAt);
+    const from = startAt % specs.length;
+    return runNodeLoad({ url, specs: from === 0 ? specs : [...specs.slice(from), ...specs.slice(0, from)], connections, seconds }, pinning);
+  };
 }
 
-async function runWrk(script: string, plan: LoadPlan, pinning: Pinning): Promise<LoadResult> {
+async function runWrk(script: string, plan: LoadPlan, pinning: Pinning, startAt: number): Promise<LoadResult> {
   // wrk takes whole seconds; a thread per connection beyond one would only add context switches.
-  const args = ['-t1', `-c${plan.connections}`, `-d${Math.max(1, Math.round(plan.seconds))}s`, '--timeout', '10s', '-s', script, plan.url];
+  const args = ['-t1', `-c${plan.connections}`, `-d${Math.max(1, Math.round(plan.seconds))}s`, '--timeout', '10s', '-s', script, plan.url, ...(startAt > 0 ? ['--', String(startAt)] : [])];
   const { code, stdout, stderr } = await runToEnd(spawnPinned(pinning, pinning.loadCpu, 'wrk', args, ['ignore', 'pipe', 'pipe']));
   const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
   if (code !== 0 || !line) throw new Error(`wrk failed (${code}): ${stderr || stdout}`);

@@ -3,7 +3,7 @@
  * as slower requests, so every load run records how much CPU went to processes that are not
  * ours: total busy time from /proc/stat minus the CPU time of the harness's own processes.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 
 /** Linux reports /proc times in USER_HZ ticks, 100 per second on every mainstream build. */
@@ -54,6 +54,23 @@ export function childPids(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/** Sockets a process holds open (its /proc/<pid>/fd entries that are sockets); 0 once it is gone. */
+export function openSockets(pid: number): number {
+  let sockets = 0;
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) sockets++;
+      } catch {
+        // Closed between the listing and the read.
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return sockets;
 }
 
 interface MachineCpu {

@@ -13,7 +13,10 @@ import type { Measurement } from './measure.js';
 import type { MemoryCheck } from './memory-check.js';
 import { providedMarkdown, type ProvidedRow } from './provided.js';
 import { providedMemoryText, type ProvidedMemoryCheck } from './provided-memory.js';
-import { pushText, type PushCheck } from './push-figures.js';
+import { pushText, type PushCheck, type PushReport } from './push-figures.js';
+import type { ScaleCheck } from './scale.js';
+import { renderScaleChart } from './scale-chart.js';
+import { scaleMarkdown } from './scale-figures.js';
 import { goalsText, markdownTable, scenarioLegend, tableRows, targetLegend, textTable, type CellSummary, type Goal } from './report.js';
 import type { ScenarioName } from './scenarios.js';
 import type { SseCheck } from './sse-check.js';
@@ -43,6 +46,8 @@ export interface BenchReport {
   background: { rows: BackgroundRow[] };
   /** Status push: delivery lag on one replica and across two, memory per open subscription (bench/push.ts). */
   push?: PushCheck | { skipped: string };
+  /** Scale curves: costs as live tasks, listeners and held calls grow (bench/scale.ts); its chart is `<base>-scale.svg`. */
+  scale?: ScaleCheck | { skipped: string };
   durationSeconds: number;
   measurements: Measurement[];
 }
@@ -125,6 +130,11 @@ export function renderMarkdown(report: BenchReport, svgPath: string): string {
     '',
     report.push ? pushText(report.push) : '- not measured in this run',
     '',
+    '**Scale curves** (how the costs grow with live tasks, open listeners and held calls; docs/benchmarks.md "Scale"):',
+    '',
+    ...(report.scale && 'stores' in report.scale ? [`![scale curves](${scaleSvgPath(svgPath)})`, ''] : []),
+    scaleMarkdown(report.scale),
+    '',
     'Scenarios:',
     '',
     scenarioLegend(scenarioOrder),
@@ -144,9 +154,43 @@ export function printSummary(report: BenchReport): void {
   console.log(`provided tasks:\n${providedMarkdown(report.provided.rows)}\n\nmemory per running provided task:\n${providedMemoryText(report.provided.memory)}\n`);
   console.log(`background calls:\n${backgroundMarkdown(report.background.rows)}\n`);
   if (report.push) console.log(`status push:\n${pushText(report.push)}\n`);
+  if (report.scale) console.log(`scale curves:\n${scaleMarkdown(report.scale)}\n`);
 }
 
-/** Writes `<base>.json`, `.svg` and `.md` into `dir`; updates the docs page when asked. */
+/** What `npm run bench -- --scale` writes: the scale curves alone, with the same header as a push run alone. */
+export type ScaleReport = Omit<PushReport, 'schema' | 'settings' | 'push'> & {
+  schema: 'taskgate-bench-scale/1';
+  loadGenerator: string;
+  scale: ScaleCheck;
+};
+
+/** Writes `<base>.json`, `.md` and `.svg` of a scale run alone into `dir`. */
+export function writeScaleOutputs(report: ScaleReport, dir: string, base: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const [json, md, svg] = ['json', 'md', 'svg'].map((ext) => join(dir, `${base}.${ext}`)) as [string, string, string];
+  const m = report.machine;
+  writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(svg, renderScaleChart(report.scale, `${report.mode} scale run ${report.generatedAt.slice(0, 16)}Z · ${m.nproc} × ${m.cpuModel} · Node ${m.node} · ${report.loadGenerator.split(' ')[0]}`));
+  const text = [
+    `Run ${report.generatedAt} (${report.mode}, ${report.durationSeconds} s) on revision ${report.revision}: \`${report.command}\``,
+    '',
+    `- machine: ${m.nproc} × ${m.cpuModel}, ${mib(m.memoryBytes)}, Linux ${m.kernel}, Node ${m.node}; load average at start ${m.loadavgAtStart.map((v) => v.toFixed(2)).join(' ')}`,
+    `- load generator: ${report.loadGenerator}; ${report.pinning}`,
+    '',
+    `![scale curves](${base}.svg)`,
+    '',
+    scaleMarkdown(report.scale),
+  ];
+  writeFileSync(md, `${text.join('\n')}\n`);
+  return [json, md, svg];
+}
+
+/** Where the scale curves' chart is written, beside the bench's chart. */
+export function scaleSvgPath(svgPath: string): string {
+  return svgPath.replace(/\.svg$/, '-scale.svg');
+}
+
+/** Writes `<base>.json`, `.svg` and `.md` into `dir` (and `<base>-scale.svg` with scale curves); updates the docs page when asked. */
 export function writeOutputs(report: BenchReport, dir: string, base: string, updateDocs: boolean): string[] {
   mkdirSync(dir, { recursive: true });
   const json = join(dir, `${base}.json`);
@@ -157,6 +201,10 @@ export function writeOutputs(report: BenchReport, dir: string, base: string, upd
   writeFileSync(svg, renderChart(report.results, report.scenarios.map((s) => s.name), report.targets.map((t) => t.name), subtitle));
   writeFileSync(md, `${renderMarkdown(report, `${base}.svg`)}\n`);
   const written = [json, svg, md];
+  if (report.scale && 'stores' in report.scale) {
+    writeFileSync(scaleSvgPath(svg), renderScaleChart(report.scale, subtitle));
+    written.push(scaleSvgPath(svg));
+  }
   const docs = join(REPO_ROOT, 'docs', 'benchmarks.md');
   if (updateDocs && existsSync(docs)) {
     const page = readFileSync(docs, 'utf8');

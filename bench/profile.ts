@@ -30,6 +30,7 @@ import { releaseHeld, startProvidedTarget } from './provided.js';
 import { prepareRequests, SCENARIOS, type ScenarioName } from './scenarios.js';
 import { gitRevision, isSkipped, startEmptyRouteTarget, startFastifyTarget, startRedisTaskgate, startTaskgate, taskgatePolicy } from './targets.js';
 import { describeMachine } from './machine.js';
+import { phaseShares, renderPhases } from './profile-phases.js';
 
 interface ProfileNode {
   id: number;
@@ -206,7 +207,8 @@ async function main(): Promise<void> {
       `${load.requests} requests at ${load.rps.toFixed(0)}/s; ${args.target} used ${(cpuUs / load.requests).toFixed(1)} µs CPU per request (with the sampling profiler on, which adds to it).`,
       '',
     ].join('\n');
-    const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n`;
+    const phases = renderPhases(phaseShares(profile, before.monotonicUs, after.monotonicUs));
+    const text = `${header}${summarizeProfile(profile, before.monotonicUs, after.monotonicUs)}\n\n${phases}\n`;
     const out = join(REPO_ROOT, 'bench', 'results');
     mkdirSync(out, { recursive: true });
     const name = `profile-${args.target === 'taskgate-memory' ? '' : `${args.target}-`}${scenario}${args.connections === '50' ? '' : `-${args.connections}c`}${tracingRatio === undefined ? '' : `-tracing-${tracingRatio}`}`;

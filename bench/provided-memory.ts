@@ -16,7 +16,7 @@
 import type { MemoryReply } from './child-channel.js';
 import { delay, type NodeChild, type Pinning } from './children.js';
 import { runNodeLoad } from './load.js';
-import { round } from './machine.js';
+import { openSockets, round } from './machine.js';
 import { releaseHeld, ROLE_POLICY } from './provided.js';
 import { providedCall } from './scenarios.js';
 import { startTaskgate, taskgatePolicy, type TaskgatePolicyOptions } from './targets.js';
@@ -47,6 +47,10 @@ export interface ProvidedMemoryRun {
   /** After every call ended: per finished task still kept (until its TTL). */
   heapBytesPerEndedTask: number;
   rssBytesPerEndedTask: number;
+  /** Sockets the gateway process held open (/proc/<pid>/fd) before and while the calls ran, and the difference per running task. */
+  socketsBefore: number;
+  socketsRunning: number;
+  socketsPerRunningTask: number;
   /** From the release until taskgate held no call. */
   endSeconds: number;
   runningAfterEnd: number;
@@ -71,7 +75,7 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, m
   }
 }
 
-interface Options {
+export interface ProvidedMemoryOptions {
   pinning: Pinning;
   base: Omit<TaskgatePolicyOptions, 'store' | 'provided'>;
   tokens: string[];
@@ -80,7 +84,8 @@ interface Options {
   connections: number;
 }
 
-async function measureRun(options: Options): Promise<ProvidedMemoryRun> {
+/** One gateway of its own holding `count` provided tasks with `connections` sockets per instance (also the scale curves' held calls, bench/scale-held.ts). */
+export async function measureRun(options: ProvidedMemoryOptions): Promise<ProvidedMemoryRun> {
   const { pinning, backend, count, connections } = options;
   // As many principals as tasks at most: a small run has no owners without a task.
   const tokens = options.tokens.slice(0, Math.min(options.tokens.length, count));
@@ -95,6 +100,8 @@ async function measureRun(options: Options): Promise<ProvidedMemoryRun> {
     await runNodeLoad({ url: target.url, specs: warm, connections: 10, seconds: 0, count: tokens.length }, pinning);
     await waitFor(running, (n) => n === 0, 10_000);
     const before = await target.memory!(true);
+    const pid = target.pids()[0]!;
+    const socketsBefore = openSockets(pid);
 
     // Connection: close on every reply: sockets end with their call instead of idling in the pool.
     const specs = tokens.map((t) => providedCall('2025-11-25', t, { ms: HOLD_LIMIT_MS, group, close: true }));
@@ -103,6 +110,7 @@ async function measureRun(options: Options): Promise<ProvidedMemoryRun> {
     const heldByBackend = await waitFor(() => backendHeld(backend), (n) => n >= Math.min(created, connections), 30_000);
     const runningInGateway = await running();
     const during = await target.memory!(true);
+    const socketsRunning = openSockets(pid);
 
     const released = Date.now();
     await releaseHeld(backend, group);
@@ -127,6 +135,9 @@ async function measureRun(options: Options): Promise<ProvidedMemoryRun> {
       externalBytesPerRunningTask: per(during.external + during.arrayBuffers, before.external + before.arrayBuffers),
       heapBytesPerEndedTask: per(ended.heapUsed, before.heapUsed),
       rssBytesPerEndedTask: per(ended.rss, before.rss),
+      socketsBefore,
+      socketsRunning,
+      socketsPerRunningTask: round((socketsRunning - socketsBefore) / Math.max(1, created), 3),
       endSeconds: round(endSeconds, 2),
       runningAfterEnd,
     };
@@ -137,7 +148,7 @@ async function measureRun(options: Options): Promise<ProvidedMemoryRun> {
 }
 
 /** Every call on the wire first, then the default sockets per instance (`queued` false leaves that out). */
-export async function checkProvidedMemory(options: Omit<Options, 'connections'> & { queued: boolean }): Promise<ProvidedMemoryCheck> {
+export async function checkProvidedMemory(options: Omit<ProvidedMemoryOptions, 'connections'> & { queued: boolean }): Promise<ProvidedMemoryCheck> {
   const runs = [await measureRun({ ...options, connections: options.count + 256 })];
   if (options.queued) runs.push(await measureRun({ ...options, connections: DEFAULT_CONNECTIONS }));
   return { runs };
@@ -154,7 +165,7 @@ export function providedMemoryText(check: ProvidedMemoryCheck | { skipped: strin
       const how = r.connections >= r.tasks ? `${r.connections} sockets per instance: every call in flight at the backend` : `${r.connections} sockets per instance (the default): ${r.heldByBackend} calls at the backend, the rest queued in undici`;
       return [
         `- ${r.tasks} running provided tasks from ${r.principals} principals (${how}), created through taskgate in ${r.creationSeconds} s (${r.creationsPerSecond}/s, ${r.errors} errors); measured with ${r.heldByBackend} calls held by the backend and ${r.runningInGateway} by taskgate`,
-        `  - heap after GC: ${mib(r.before.heapUsed)} → ${mib(r.running.heapUsed)} while running: **${r.heapBytesPerRunningTask} B per running task**; RSS ${r.rssBytesPerRunningTask} B, external + array buffers ${r.externalBytesPerRunningTask} B per task`,
+        `  - heap after GC: ${mib(r.before.heapUsed)} → ${mib(r.running.heapUsed)} while running: **${r.heapBytesPerRunningTask} B per running task**; RSS ${r.rssBytesPerRunningTask} B, external + array buffers ${r.externalBytesPerRunningTask} B per task; ${r.socketsBefore} → ${r.socketsRunning} sockets open (${r.socketsPerRunningTask} per running task)`,
         `  - after every call ended (${r.endSeconds} s after the release; ${r.runningAfterEnd} still held): heap ${mib(r.ended.heapUsed)}, **${r.heapBytesPerEndedTask} B per finished task** (record, state and result, kept until the TTL); RSS ${r.rssBytesPerEndedTask} B per task`,
       ].join('\n');
     })

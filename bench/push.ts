@@ -64,7 +64,7 @@ interface Replicas {
 }
 
 /** Runs `work(i)` for i < count, `CONCURRENCY` at a time. */
-async function inParallel(count: number, work: (i: number) => Promise<void>): Promise<void> {
+export async function inParallel(count: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) await work(i);
@@ -107,12 +107,12 @@ async function redisReplicas(options: PushOptions): Promise<Replicas | string> {
   return { label: `two replicas (Redis, commandTimeout ${REDIS_COMMAND_TIMEOUT}): calls on A, listeners on B`, calls, listeners, stop };
 }
 
-async function heldByBackend(backend: NodeChild): Promise<number> {
+export async function heldByBackend(backend: NodeChild): Promise<number> {
   const stats = (await (await fetch(`${backend.url}/stats`)).json()) as Record<string, number>;
   return stats['held:slow'] ?? 0;
 }
 
-async function waitUntil(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+export async function waitUntil(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
@@ -161,14 +161,7 @@ async function measurePhase(options: PushOptions, setup: PushPhase['setup'], rep
     const ours = () => [backend.pid, ...new Set([...replicas.calls.pids(), ...replicas.listeners.pids()])];
     const busyBefore = snapshotBusy(ours());
     const completions = Promise.allSettled(listeners.map((l) => l.completions(COMPLETION_TIMEOUT_MS + groups * (1000 / releasesPerSecond))));
-    const releaseStart = performance.now();
-    for (let g = 0; g < groups; g++) {
-      // A steady schedule: a late release is not followed by a catch-up burst beyond the next slot.
-      const wait = releaseStart + (g * 1000) / releasesPerSecond - performance.now();
-      if (wait > 0) await delay(wait);
-      await releaseHeld(backend, `push-${setup}-${g}`);
-    }
-    const releaseSeconds = (performance.now() - releaseStart) / 1000;
+    const releaseSeconds = await releaseOnSchedule(backend, groups, releasesPerSecond, (g) => `push-${setup}-${g}`);
     const settled = await completions;
     const foreign = foreignLoad(busyBefore, snapshotBusy(ours()));
     const failed = settled.find((s) => s.status === 'rejected');
@@ -219,6 +212,18 @@ async function measurePhase(options: PushOptions, setup: PushPhase['setup'], rep
     await Promise.all(listeners.map((l) => l.close()));
     await releaseHeld(backend).catch(() => 0);
   }
+}
+
+/** Releases the held calls of `groups` groups, `perSecond` groups a second; returns the seconds it took. */
+export async function releaseOnSchedule(backend: NodeChild, groups: number, perSecond: number, groupName: (g: number) => string): Promise<number> {
+  const started = performance.now();
+  for (let g = 0; g < groups; g++) {
+    // A steady schedule: a late release is not followed by a catch-up burst beyond the next slot.
+    const wait = started + (g * 1000) / perSecond - performance.now();
+    if (wait > 0) await delay(wait);
+    await releaseHeld(backend, groupName(g));
+  }
+  return (performance.now() - started) / 1000;
 }
 
 /** Both setups, each on gateways of its own, stopped before the next starts. */

@@ -3,13 +3,15 @@
  * issuer and every target, prepares each scenario's requests, runs rounds of load with the
  * order rotated, then the memory and SSE checks, and writes table, JSON, chart and Markdown.
  *
- *   tsx bench/run.ts            full run (≥ 5 rounds, about 25 minutes with the status push, stopped at 30)
+ *   tsx bench/run.ts            full run (≥ 5 rounds, the status push and the scale curves; see docs/benchmarks.md for its time)
  *   tsx bench/run.ts --quick    2 short rounds and 100 listeners, under 8 minutes
  *   tsx bench/run.ts --smoke    CI: 1 round, a plain call, a provided creation and the background calls, 2 targets, a minute
  * Options: --out DIR, --load-generator auto|wrk|node, --no-install, --rounds N, --seconds S,
  *          --targets a,b  --scenarios a,b  --no-docs
  *          --push [--push-listeners N]   the status-push measurement alone (bench/push.ts), written
  *                            to push.* (push-quick.*, push-smoke.*); the full run has it too
+ *          --scale [--scale-sizes a,b] [--scale-curves memory,redis,held,push]   the scale curves alone
+ *                            (bench/scale.ts), written to scale.* (scale-quick.*, scale-smoke.*); the full run has them too
  *          --tracing RATIO   adds taskgate-traced: taskgate-memory with OpenTelemetry tracing on at that
  *                            sampling ratio (1, 0.01), exporting to the backend's collector, measured in
  *                            the same rounds as taskgate-memory; such a run never writes the docs
@@ -29,8 +31,9 @@ import { checkProvidedMemory } from './provided-memory.js';
 import { providedRows, releaseHeld, startProvidedTargets, variantKey, type ProvidedRole } from './provided.js';
 import { checkPush, PUSH_TASKS_PER_LISTENER, type PushSettings } from './push.js';
 import { pushText, renderPushMarkdown, type PushReport } from './push-figures.js';
+import { checkScale, parseScaleCurves, parseScaleSizes, SCALE_MODES, type ScaleCheck } from './scale.js';
 import { ensureDebianTool, hasCommand } from './nginx.js';
-import { printSummary, writeOutputs, type BenchReport } from './output.js';
+import { printSummary, writeOutputs, writeScaleOutputs, type BenchReport, type ScaleReport } from './output.js';
 import { evaluateGoals, summarize } from './report.js';
 import { checkRequests, prepareRequests, scenarioUrl, SCENARIO_NAMES, SCENARIOS, type ScenarioName } from './scenarios.js';
 import { checkSse } from './sse-check.js';
@@ -66,7 +69,8 @@ interface ModeSettings {
 const BACKGROUND_SCENARIOS = ['background-detach-2025', 'background-status-running-2025', 'background-status-ended-2025'] as const;
 
 const MODES: Record<Mode, ModeSettings> = {
-  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 30 * 60_000, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
+  // The scale curves (bench/scale.ts) run last in the full run, in a time of their own on top.
+  full: { rounds: 5, extraRounds: 2, seconds: 2, connections: [1, 50], warmupSeconds: 1, memoryTasks: 100_000, providedMemoryTasks: 10_000, providedQueued: true, streamBytes: 10_000_000, ttfbSamples: 40, limitMs: 30 * 60_000 + SCALE_MODES.full.limitMs, retryBudgetMs: 120_000, targets: TARGET_NAMES, scenarios: SCENARIO_NAMES, pushListeners: 1000 },
   // wrk runs whole seconds, so quick stays short by leaving out the variant scenarios (the SSE
   // check still times SSE replies) and keeping one era of each provided pair (2026); the full
   // run has them all. The background calls are 2025 clients, so their plain poll (2025) is in.
@@ -103,16 +107,24 @@ const { values: args } = parseArgs({
     tracing: { type: 'string' },
     push: { type: 'boolean', default: false },
     'push-listeners': { type: 'string' },
+    scale: { type: 'boolean', default: false },
+    'scale-sizes': { type: 'string' },
+    'scale-curves': { type: 'string' },
   },
 });
 
 const mode: Mode = args.smoke ? 'smoke' : args.quick ? 'quick' : 'full';
 const settings: ModeSettings = { ...MODES[mode] };
+// The scale curves run alone in their own time; in the full run, after everything else.
+const scaleReserveMs = args.scale ? 0 : mode === 'full' ? SCALE_MODES.full.limitMs : 0;
+if (args.scale) settings.limitMs = SCALE_MODES[mode].limitMs;
 if (args.rounds) settings.rounds = Number(args.rounds);
 if (args.seconds) settings.seconds = Number(args.seconds);
 if (args.targets) settings.targets = args.targets.split(',') as TargetName[];
 if (args['push-listeners']) settings.pushListeners = Number(args['push-listeners']);
 if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
+const scaleSizes = args['scale-sizes'] ? parseScaleSizes(args['scale-sizes']) : SCALE_MODES[mode].sizes;
+const scaleCurves = args['scale-curves'] ? parseScaleCurves(args['scale-curves']) : undefined;
 const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
 if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
 if (tracingRatio !== undefined) settings.targets = [...settings.targets, TRACED_TARGET];
@@ -237,7 +249,7 @@ async function main(): Promise<void> {
     maxExtraRounds: settings.extraRounds,
     foreignThreshold: FOREIGN_THRESHOLD_CORES,
     // Extra rounds must leave time for the memory and SSE checks after them.
-    deadline: started + settings.limitMs - CHECKS_RESERVE_MS,
+    deadline: started + settings.limitMs - CHECKS_RESERVE_MS - scaleReserveMs,
     retryBudgetMs: settings.retryBudgetMs,
     pinning,
     backend,
@@ -288,6 +300,13 @@ async function main(): Promise<void> {
     ? await checkPush({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, settings: pushSettings(), log })
     : { skipped: 'taskgate-memory not among the targets' };
 
+  // Last: the scale curves start fresh gateways of their own, up to a million tasks in one.
+  const scale = mode !== 'full'
+    ? undefined
+    : settings.targets.includes('taskgate-memory')
+    ? await runScale(pinning, load.tool, backend, issuer, tokens)
+    : { skipped: 'taskgate-memory not among the targets' };
+
   const results = summarize(outcome.measurements, outcome.kept);
   const redisSkip = skipped.find((s) => s.name === 'taskgate-redis')?.reason;
   const report: BenchReport = {
@@ -311,6 +330,7 @@ async function main(): Promise<void> {
     provided: { rows: providedRows(results), memory: providedMemory },
     background: { rows: backgroundRows(results) },
     push,
+    ...(scale ? { scale } : {}),
     durationSeconds: Math.round((Date.now() - started) / 1000),
     measurements: outcome.measurements,
   };
@@ -328,16 +348,22 @@ function pushSettings(): PushSettings {
   return { listeners: settings.pushListeners, tasksPerListener: PUSH_TASKS_PER_LISTENER, releaseBatch: 10, releasesPerSecond: 20 };
 }
 
-/** `--push`: the status-push measurement alone (bench/push.ts), written to push.* beside the full run's files. */
-async function pushAlone(): Promise<void> {
+/** What a measurement run alone (--push, --scale) starts first: the machine's description, the issuer and its tokens, the backend. */
+async function startAlone(what: string, principals: number, loadLabel = '') {
   const machine = describeMachine();
   const pinning = detectPinning();
-  log(`push run (${mode}): ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${pinning.note}`);
+  log(`${what} run (${mode}): ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}; ${loadLabel}${pinning.note}`);
   const issuer = await startIssuer();
   running.push({ stop: () => issuer.close() });
-  const tokens = await Promise.all(Array.from({ length: Math.min(MEMORY_PRINCIPALS, settings.pushListeners) }, (_, i) => issuer.mint(`bench-user-${i}`)));
+  const tokens = await Promise.all(Array.from({ length: principals }, (_, i) => issuer.mint(`bench-user-${i}`)));
   const backend = await startNodeChild(pinning, './backend.ts', { cpu: pinning.loadCpu });
   running.push(backend);
+  return { machine, pinning, issuer, tokens, backend };
+}
+
+/** `--push`: the status-push measurement alone (bench/push.ts), written to push.* beside the full run's files. */
+async function pushAlone(): Promise<void> {
+  const { machine, pinning, issuer, tokens, backend } = await startAlone('push', Math.min(MEMORY_PRINCIPALS, settings.pushListeners));
   const push = await checkPush({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, settings: pushSettings(), log });
   const report: PushReport = {
     schema: 'taskgate-bench-push/1',
@@ -360,8 +386,36 @@ async function pushAlone(): Promise<void> {
   log(`wrote ${join(dir, `${base}.json`)}, ${join(dir, `${base}.md`)}`);
 }
 
+function runScale(pinning: ReturnType<typeof detectPinning>, tool: LoadTool, backend: NodeChild, issuer: Awaited<ReturnType<typeof startIssuer>>, tokens: string[]): Promise<ScaleCheck> {
+  log(`scale: sizes ${scaleSizes.join(', ')} (memory; Redis, push listeners and held calls up to their limits)${scaleCurves ? `, curves ${scaleCurves.join(', ')}` : ''}`);
+  return checkScale({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, load: tool, sizes: scaleSizes, curves: scaleCurves, settings: SCALE_MODES[mode].settings, log });
+}
+
+/** `--scale`: the scale curves alone (bench/scale.ts), written to scale.* beside the full run's files. */
+async function scaleAlone(): Promise<void> {
+  const load = chooseLoadTool();
+  buildGateway();
+  const { machine, pinning, issuer, tokens, backend } = await startAlone('scale', MEMORY_PRINCIPALS, `${load.label}; `);
+  const report: ScaleReport = {
+    schema: 'taskgate-bench-scale/1',
+    generatedAt: new Date().toISOString(),
+    mode,
+    command: `npm run bench -- --scale${mode === 'full' ? '' : ` --${mode}`}${args['scale-sizes'] ? ` --scale-sizes ${args['scale-sizes']}` : ''}${scaleCurves ? ` --scale-curves ${scaleCurves.join(',')}` : ''}`,
+    revision: gitRevision(),
+    machine,
+    pinning: pinning.note,
+    loadGenerator: load.label,
+    scale: await runScale(pinning, load.tool, backend, issuer, tokens),
+    durationSeconds: 0,
+  };
+  report.durationSeconds = Math.round((Date.now() - started) / 1000);
+  const dir = args.out ?? join(REPO_ROOT, 'bench', 'results');
+  const written = writeScaleOutputs(report, dir, mode === 'full' ? 'scale' : `scale-${mode}`);
+  log(`wrote ${written.join(', ')}`);
+}
+
 try {
-  await (args.push ? pushAlone() : main());
+  await (args.scale ? scaleAlone() : args.push ? pushAlone() : main());
 } catch (error) {
   log(`failed: ${(error as Error).stack ?? String(error)}`);
   process.exitCode = 1;

@@ -125,6 +125,8 @@ export function scenarioUrl(target: Target, scenario: ScenarioName): string {
 export interface RequestSpec {
   headers: Record<string, string>;
   body: string;
+  /** POST unless said (bench/floor.ts's GET rows: fastify's own published benchmark shape). */
+  method?: 'GET' | 'POST';
 }
 
 type Era = '2025-11-25' | '2026-07-28';

@@ -13,7 +13,9 @@ import type * as ConfigModule from '../src/config/index.js';
 import type * as GatewayModule from '../src/gateway.js';
 import type * as LoggerModule from '../src/observability/logger.js';
 import type * as StoreModule from '../src/store/create-store.js';
+import type * as HandleModule from '../src/tasks/handle.js';
 import { announceReady, serveParentRequests } from './child-channel.js';
+import { scaleHooks } from './scale-hooks.js';
 
 const policy = process.env.BENCH_POLICY;
 if (!policy) throw new Error('BENCH_POLICY is required');
@@ -25,6 +27,7 @@ const { parseConfig } = (await import(compiled('config/index.js'))) as typeof Co
 const { buildGateway } = (await import(compiled('gateway.js'))) as typeof GatewayModule;
 const { createLogger } = (await import(compiled('observability/logger.js'))) as typeof LoggerModule;
 const { createStore } = (await import(compiled('store/create-store.js'))) as typeof StoreModule;
+const { mintHandle } = (await import(compiled('tasks/handle.js'))) as typeof HandleModule;
 
 const config = parseConfig(policy, { env: {}, source: 'bench-policy' });
 const logger = createLogger(config.logging);
@@ -61,6 +64,7 @@ serveParentRequests(
   () => gateway.close(),
   async () => ({
     tasksCreated: await total(gateway.metrics.tasksCreated),
+    tasksExpired: await total(gateway.metrics.tasksForgotten, { reason: 'expired' }),
     pollsForwarded: await total(gateway.metrics.polls, { outcome: 'forwarded' }),
     pollsCached: await total(gateway.metrics.polls, { outcome: 'cached' }),
     providedRunning: await total(gateway.metrics.providedCallsRunning),
@@ -68,4 +72,6 @@ serveParentRequests(
     statusRunning: await total(gateway.metrics.backgroundStatusCalls, { answer: 'running' }),
     statusEnded: await total(gateway.metrics.backgroundStatusCalls, { answer: 'ended' }),
   }),
+  // The scale curves put tasks in place through the store's own API (bench/scale-store.ts).
+  scaleHooks(gateway.store, mintHandle, config.tasks.maxLivePerPrincipal),
 );

@@ -1,6 +1,6 @@
 /**
  * Background calls (DESIGN.md §11, docs/background-calls.md): long tools for clients that
- * speak no task generation. This is the room's one door, registered by gateway.ts at the tasks
+ * speak no task era. This is the room's one door, registered by gateway.ts at the tasks
  * stage's extension points:
  *   - as a ToolCallInterceptor it answers the gateway's own status and cancel tools, and holds
  *     a listed tool's call from a client that could not have asked for a task (2025-11-25
@@ -14,11 +14,10 @@
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import type { BackgroundCallsPolicy } from '../config/sections/background-calls.js';
-import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { GatewayRunTasks, LocalAnswer, ResultFilter, StageDeps, ToolCallInterceptor } from '../tasks/extension-points.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { detachedText, usageText, type TaskToolNames } from './model-texts.js';
 import { answerCancel, answerStatus, toolAnswer, type ToolAnswerContext } from './task-tool-answers.js';
 import { CANCEL_USAGE, readCancelArguments, readStatusArguments, STATUS_USAGE, taskToolDefinitions, taskToolNames } from './task-tools.js';
@@ -125,8 +124,7 @@ export class BackgroundCalls implements ToolCallInterceptor, ResultFilter {
   }
 }
 
-/** A client that could not have asked for a task with this request. */
+/** A client that could not have asked for a task with this request (legacy: no params.task; modern: the extension not declared). */
 function cannotUseTasks(request: TaskRequest, message: JsonRpcRequest): boolean {
-  if (request.mcp!.era === 'modern') return !declaresTasksExtension(message);
-  return !(isObject(message.params) && isObject(message.params.task));
+  return !request.wire.asksForTask(message);
 }

@@ -7,7 +7,8 @@
  * spec's own key, so that code finds it without reading the text.
  */
 import { RELATED_TASK_META } from '../mcp/era.js';
-import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 
 export type ToolResult = Record<string, unknown>;
 
@@ -42,7 +43,7 @@ export function runningText(tool: string, handle: string, statusMessage: string 
   return textResult(text, false, handle);
 }
 
-/** A status call while a 2026 backend waits for input this client was not offered. */
+/** A status call while a modern backend waits for input this client was not offered. */
 export function waitingForInputText(tool: string, handle: string, names: TaskToolNames): ToolResult {
   const text =
     `The background call of \`${tool}\` (handle ${handle}) is waiting for input that cannot be asked of you here. ` +
@@ -50,7 +51,7 @@ export function waitingForInputText(tool: string, handle: string, names: TaskToo
   return textResult(text, false, handle);
 }
 
-/** 2025: a status call that passed the backend's question(s) on, and ended before they were answered. */
+/** Legacy: a status call that passed the backend's question(s) on, and ended before they were answered. */
 export function questionPendingText(tool: string, handle: string, names: TaskToolNames): ToolResult {
   const text =
     `The background call of \`${tool}\` (handle ${handle}) is waiting for the answer to a question it asked, which came with this answer. ` +

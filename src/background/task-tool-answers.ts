@@ -18,7 +18,7 @@ import { isInScope, isTerminalStatus, type TaskRecord, type TaskScope } from '..
 import type { GatewayRunTasks, LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { isHandleShaped } from '../tasks/handle.js';
 import { ownerOf } from '../tasks/task-context.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { pause, waitUntilSettled } from './call-watch.js';
 import { hasQuestions, streamStatus } from './status-stream.js';
 import {
@@ -45,7 +45,7 @@ export interface ToolAnswerContext {
 /** Early status calls are waited out at most this many times before the call is answered anyway. */
 const MAX_EARLY_WAITS = 3;
 
-/** A status call: the call's outcome, its status, or (2025) its questions and then those. */
+/** A status call: the call's outcome, its status, or (legacy) its questions and then those. */
 export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest, handle: string, waitMs: number): Promise<LocalAnswer> {
   const until = Date.now() + waitMs;
   const record = await openGoverned(c, handle);
@@ -53,18 +53,19 @@ export async function answerStatus(c: ToolAnswerContext, message: JsonRpcRequest
   const request = c.request;
   request.task = record;
   request.taskOutcome = 'allowed';
-  const era = request.mcp!.era;
-  // 2026: the client's own retry of an input_required answer (MRTR) carries the answers.
+  // Input rides on the status call: modern, the client's own retry of an input_required answer
+  // (MRTR) carries the answers; legacy, the backend's questions go out on the call's stream.
+  const asksOnStream = request.wire.input === 'server-requests';
   const params = isObject(message.params) ? message.params : {};
-  if (era === 'modern' && isObject(params.inputResponses)) await c.runner.provideInput(c.deps, c.request, record, params.inputResponses);
+  if (!asksOnStream && isObject(params.inputResponses)) await c.runner.provideInput(c.deps, c.request, record, params.inputResponses);
   const compose = (view: ProvidedTaskView | undefined) => composeAnswer(c, view);
-  if (era === 'legacy') {
+  if (asksOnStream) {
     const now = await c.deps.store.readProvidedTask(handle);
     if (now && hasQuestions(now)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
   }
   const view = await waitUntilSettled(c.deps.store, handle, Math.max(0, until - Date.now()), request.abort);
-  if (view && era === 'legacy' && hasQuestions(view)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
-  if (view && era === 'modern' && view.record.status === 'input_required') {
+  if (view && asksOnStream && hasQuestions(view)) return streamStatus(c.deps.store, c.request, message, handle, until, compose);
+  if (view && !asksOnStream && view.record.status === 'input_required') {
     const asked = inputRequired(view, message);
     if (asked) {
       c.metrics.backgroundStatusCalls.inc({ answer: 'input' });
@@ -96,7 +97,7 @@ async function composeAnswer(c: ToolAnswerContext, view: ProvidedTaskView | unde
 }
 
 /**
- * 2026: the backend's questions as the status call's own InputRequiredResult (MRTR), under the
+ * Modern: the backend's questions as the status call's own InputRequiredResult (MRTR), under the
  * keys the task shows; the client retries the status call with inputResponses. Undefined when
  * the request did not declare what the questions need (the client must not be asked then).
  */
@@ -112,7 +113,7 @@ function inputRequired({ record, state }: ProvidedTaskView, message: JsonRpcRequ
   return { resultType: 'input_required', inputRequests: requests, _meta: { [RELATED_TASK_META]: { taskId: record.handle } } };
 }
 
-/** The client capability each kind of 2026 input request needs. */
+/** The client capability each kind of modern input request needs. */
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 export async function answerCancel(c: ToolAnswerContext, handle: string): Promise<ToolResult> {
@@ -176,7 +177,7 @@ async function delivered(c: ToolAnswerContext, record: TaskRecord): Promise<void
 }
 
 function scopeOf(request: TaskRequest): TaskScope {
-  return { owner: ownerOf(request), era: request.mcp!.era, upstream: request.route.pool.upstream };
+  return { owner: ownerOf(request), era: request.wire.era, upstream: request.route.pool.upstream };
 }
 
 /** Unknown, expired and foreign look the same to the caller; only the log and audit trail tell them apart. */
@@ -191,10 +192,9 @@ function refuseRecord(c: ToolAnswerContext, reason: 'not_found' | 'denied'): und
   return undefined;
 }
 
-/** A tool result of the gateway's, in the request's era (2026: every result has a resultType). */
+/** A tool result of the gateway's, in the request's era (modern: every result has a resultType). */
 export function toolAnswer(request: TaskRequest, message: JsonRpcRequest, result: ToolResult): LocalAnswer {
-  const shaped = request.mcp!.era === 'modern' ? { resultType: 'complete', ...result } : result;
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: shaped } };
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: request.wire.completeResult(result) } };
 }
 
 function unknown(c: ToolAnswerContext, answer: 'unknown'): ToolResult {

@@ -5,7 +5,7 @@
  * may wait. The backend never sees these tools listed or called.
  */
 import type { BackgroundCallsPolicy } from '../config/sections/background-calls.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import type { TaskToolNames } from './model-texts.js';
 
 export function taskToolNames(policy: BackgroundCallsPolicy): TaskToolNames {

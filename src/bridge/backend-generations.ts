@@ -1,12 +1,12 @@
 /**
- * Which task generation each backend instance serves, as the probes found it
+ * Which task era each backend instance serves, as the probes found it
  * (generation-probe.ts): kept per upstream and instance, probed again on every policy reload and
  * every five minutes, and, for an instance that gave no answer, again and again (backing off)
  * until it answers, so an instance that comes back is learnt anew. Operators see the facts in
  * `taskgate_bridge_backend_generation` and in one log line per instance whenever they change,
  * so they can tell why a client got tasks or did not.
  *
- * Bridging is decided only on what is certain: a generation the instance answered for.
+ * Bridging is decided only on what is certain: an era the instance answered for.
  */
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';

@@ -1,8 +1,8 @@
 /**
  * What a bridged task's 2026-07-28 backend says of it now (its tasks/get, a DetailedTask), and
- * the record brought up to date from it in the client's 2025 terms. The two generations differ
- * in one status rule (PROTOCOL-BRIEF §8.10): a tool result with `isError: true` is a 2026
- * `completed` task and a 2025 `failed` one. A backend that no longer knows the task (it
+ * the record brought up to date from it in the client's legacy terms. The two eras differ
+ * in one status rule (PROTOCOL-BRIEF §8.10): a tool result with `isError: true` is a modern
+ * `completed` task and a legacy `failed` one. A backend that no longer knows the task (it
  * restarted, or its own TTL ran out first) ends it `failed`, saying so.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
@@ -10,8 +10,8 @@ import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord } from '../task-model/task-record.js';
 import type { StageDeps } from '../tasks/extension-points.js';
-import { nextState } from '../tasks/poll-answer.js';
-import { readTask, type TaskFields } from '../tasks/task-shapes.js';
+import { nextState } from '../task-model/poll-answer.js';
+import { MODERN_WIRE, type TaskFields } from '../task-model/task-wire.js';
 import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { callModern, taskCall } from './modern-call.js';
@@ -39,7 +39,7 @@ export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: 
   const response = answer.response;
   if (response?.error?.code === -32602) return lost(deps, record);
   const result = response?.result;
-  const fields = readTask(result, 'modern');
+  const fields = MODERN_WIRE.readTask(result);
   if (!isObject(result) || !fields) {
     ctx.count(request, 'tasks/get', 'error');
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend's tasks/get answer (HTTP ${answer.status}) is not a task` });
@@ -49,7 +49,7 @@ export async function pollBackend(ctx: BridgeContext, deps: StageDeps, request: 
   return { detailed: result, patch, updated: { ...record, ...patch } };
 }
 
-/** 2026 completed with an isError result is 2025 failed; every other status is the same word. */
+/** Modern completed with an isError result is legacy failed; every other status is the same word. */
 function legacyStatusOf(detailed: JsonObject, fields: TaskFields): TaskFields['status'] {
   return fields.status === 'completed' && isObject(detailed.result) && detailed.result.isError === true ? 'failed' : fields.status;
 }

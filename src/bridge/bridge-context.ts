@@ -1,11 +1,17 @@
 /** What the bridge's phases share: the generations learnt, logs, and its operation count. */
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
+import type { Era } from '../mcp/era-name.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { LEGACY_WIRE, MODERN_WIRE, type EraWire } from '../task-model/task-wire.js';
 import type { BackendGenerations } from './backend-generations.js';
 
-export const LEGACY_LABEL = '2025-11-25';
-export const MODERN_LABEL = '2026-07-28';
+/** A bridged client's backend speaks the other era than the client. */
+const BACKEND_WIRE: Readonly<Record<Era, EraWire>> = { legacy: MODERN_WIRE, modern: LEGACY_WIRE };
+
+export function backendWireFor(client: EraWire): EraWire {
+  return BACKEND_WIRE[client.era];
+}
 
 export interface BridgeContext {
   readonly logger: Logger;
@@ -21,11 +27,10 @@ export function createBridgeContext(logger: Logger, metrics: GatewayMetrics, gen
     metrics,
     generations,
     count(request, method, outcome) {
-      const modernClient = request.mcp?.era === 'modern';
       metrics.bridgeOperations.inc({
         upstream: request.route.pool.upstream,
-        client: modernClient ? MODERN_LABEL : LEGACY_LABEL,
-        backend: modernClient ? LEGACY_LABEL : MODERN_LABEL,
+        client: request.wire.revision,
+        backend: backendWireFor(request.wire).revision,
         method,
         outcome,
       });

@@ -1,19 +1,20 @@
 /**
- * Bridging the two task generations (DESIGN.md §12, docs/bridging.md): a client uses tasks in
- * its own generation whatever its backend's. This is the room's one door, registered by
+ * Bridging the two task eras (DESIGN.md §12, docs/bridging.md): a client uses tasks in
+ * its own era whatever its backend's. This is the room's one door, registered by
  * gateway.ts at the tasks stage's extension points (src/tasks/extension-points.ts):
- *   ToolCallInterceptor  a 2025 client's task request for a backend that serves only 2026 tasks,
- *                        any call of a client of a backend that refuses its generation
+ *   ToolCallInterceptor  a legacy client's task request for a backend that serves only modern tasks,
+ *                        any call of a client of a backend that refuses its era
  *   MethodTakeover       the other requests of such a client (one per method, either era)
- *   ResultFilter         what a 2025 client is told it can do (initialize, tools/list)
+ *   ResultFilter         what a legacy client is told it can do (initialize, tools/list)
  *   TaskKindHandler      tasks/* of a `bridged` record; its refresh while someone listens
- *   ClientResponseTaker  a 2025 client's answer to a bridged task's question
+ *   ClientResponseTaker  a legacy client's answer to a bridged task's question
  * What each backend instance serves is learnt by probes (backend-generations.ts), and bridging
  * happens only where that is certain and the upstream's policy allows it (`bridge: auto`).
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
+import type { Era } from '../mcp/era-name.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -34,6 +35,15 @@ import { answerModernCancel, answerModernGet, answerModernUpdate, refreshModern 
 import { answerModernRequest } from './modern-requests.js';
 import { answerLegacyRequest, LEGACY_METHODS } from './legacy-requests.js';
 
+/** What the bridge does for a client of one era. */
+interface ClientSide {
+  interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined>;
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean;
+  answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
+  /** The record after asking its backend (only modern clients listen). */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord>;
+}
+
 export interface BridgeDeps {
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
@@ -43,8 +53,8 @@ export interface BridgeDeps {
 const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024 };
 
 /**
- * The 2026-07-28 methods a 2026 client's request may name that the bridge answers for a backend
- * serving only 2025 (modern-requests.ts): carried, or refused clearly rather than sent to a
+ * The 2026-07-28 methods a modern client's request may name that the bridge answers for a backend
+ * serving only legacy (modern-requests.ts): carried, or refused clearly rather than sent to a
  * backend that cannot read them. tools/call comes through the interceptor, tasks/* through the
  * task-kind handler.
  */
@@ -59,7 +69,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   private readonly ctx: BridgeContext;
   private readonly sessions = new LegacySessions();
   private depsNow: (() => TaskDeps) | undefined;
-  /** One takeover per method (extension-points.ts, MethodTakeover), each for 2026 requests. */
+  /** One takeover per method (extension-points.ts, MethodTakeover), each for modern requests. */
   readonly methodTakeovers: readonly MethodTakeover[] = [
     ...MODERN_METHODS.map((method) => ({
       method,
@@ -73,8 +83,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     })),
   ];
   /**
-   * Asked after status push (registered last): a 2026 listen that push does not answer (it names
-   * no task handle) has nothing a 2025-only backend could serve, and is refused here.
+   * Asked after status push (registered last): a modern listen that push does not answer (it names
+   * no task handle) has nothing a legacy-only backend could serve, and is refused here.
    */
   readonly lastMethodTakeovers: readonly MethodTakeover[] = [
     { method: 'subscriptions/listen', era: 'modern', takeOver: (deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest) => this.takeRequest(deps, request, message) },
@@ -99,13 +109,51 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     this.generations.close();
   }
 
-  async interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+  /**
+   * The bridge's part for a client of each era (its backend speaks the other): a modern
+   * client's calls go through takeRequest like its other requests; a legacy client's task
+   * requests and its tasks' tasks/* take the legacy path. Chosen by the request's wire.
+   */
+  private readonly forClient: Readonly<Record<Era, ClientSide>> = {
+    legacy: {
+      interceptToolCall: (deps, request, message) => this.interceptLegacyToolCall(deps, request, message),
+      filterResult: (request, method, result) => this.filterLegacyResult(request, method, result),
+      answer: (deps, request, message, record) => this.answerLegacy(deps, request, message, record),
+      refresh: (_deps, record) => Promise.resolve(record),
+    },
+    modern: {
+      interceptToolCall: (deps, request, message) => this.takeRequest(deps, request, message),
+      filterResult: () => false,
+      answer: (deps, request, message, record) => this.answerModern(deps, request, message, record),
+      refresh: (deps, record) => refreshModern(this.ctx, deps, record),
+    },
+  };
+
+  interceptToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
+    return this.forClient[request.wire.era].interceptToolCall(deps, request, message);
+  }
+
+  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
+    return this.forClient[request.wire.era].filterResult(request, method, result);
+  }
+
+  /** tasks/* of a bridged task, the way its client's era answers them (the record's era is its client's). */
+  answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    return this.forClient[record.era].answer(deps, request, message, record);
+  }
+
+  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own era. */
+  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
+    return this.forClient[record.era].refresh(deps, record);
+  }
+
+  /** A legacy client's task request for a backend that serves only modern tasks, or any call to a backend that refuses legacy. */
+  private async interceptLegacyToolCall(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = message.params;
-    if (request.mcp?.era === 'modern') return this.takeRequest(deps, request, message);
     if (!isObject(params) || typeof params.name !== 'string' || !this.bridgesUpstream(request)) return undefined;
     const asksTask = isObject(params.task);
-    // Only a backend that refuses 2025 needs the bridge for a plain call; a task request, one
-    // with an instance that serves 2026 tasks only.
+    // Only a backend that refuses legacy needs the bridge for a plain call; a task request, one
+    // with an instance that serves modern tasks only.
     const pool = request.route.pool;
     const someModernOnly = asksTask && pool.instances.some((instance) => this.servesOnlyModern(request, instance));
     if (!someModernOnly && !this.refusesLegacy(request)) return undefined;
@@ -115,8 +163,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return this.refusesLegacy(request, instance) ? answerLegacyRequest(this.ctx, request, message, instance, this.legacyTasksOf(request, instance, deps)) : undefined;
   }
 
-  filterResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
-    if (request.mcp?.era !== 'legacy' || !this.bridgesUpstream(request)) return false;
+  private filterLegacyResult(request: TaskRequest, method: string, result: Record<string, unknown>): boolean {
+    if (!this.bridgesUpstream(request)) return false;
     const instance = request.instance;
     if (!instance || !this.servesOnlyModern(request, instance)) return false;
     if (method === 'initialize') return advertiseLegacyTasks(result);
@@ -124,9 +172,10 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return false;
   }
 
-  /** A 2026 client's request to a backend that serves only 2025: the bridge speaks 2025 for it. */
+  /** A modern client's request to a backend that serves only legacy: the bridge speaks legacy for it. */
   private async takeRequest(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
-    if (request.mcp?.era !== 'modern' || message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
+    // Only modern requests come here: its method takeovers are registered for the modern era, and its tool calls through forClient.
+    if (message.method.startsWith('tasks/') || !this.bridgesUpstream(request)) return undefined;
     // Asked of every instance before one is chosen: choosing moves the balancer, and a request
     // the bridge leaves alone must be balanced as if it had not looked.
     if (!this.refusesModern(request)) return undefined;
@@ -136,19 +185,20 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return answerModernRequest(this.ctx, this.sessions, deps, request, message, instance);
   }
 
-  async answer(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-    if (record.era === 'modern') {
-      switch (message.method) {
-        case 'tasks/get':
-          return answerModernGet(this.ctx, deps, request, message, record);
-        case 'tasks/update':
-          return answerModernUpdate(this.ctx, deps, request, message, record);
-        case 'tasks/cancel':
-          return answerModernCancel(this.ctx, deps, request, message, record);
-        default:
-          throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
-      }
+  private async answerModern(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
+    switch (message.method) {
+      case 'tasks/get':
+        return answerModernGet(this.ctx, deps, request, message, record);
+      case 'tasks/update':
+        return answerModernUpdate(this.ctx, deps, request, message, record);
+      case 'tasks/cancel':
+        return answerModernCancel(this.ctx, deps, request, message, record);
+      default:
+        throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
     }
+  }
+
+  private async answerLegacy(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
     switch (message.method) {
       case 'tasks/get':
         return answerLegacyGet(this.ctx, deps, request, message, record);
@@ -171,9 +221,9 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /**
-   * The console's cancel (no client request at hand): the backend is asked in the task's own
-   * generation (src/upstream/task-calls.ts frames a bridged record by its backend's protocol
-   * version), and the task is `cancelled` here at once.
+   * The console's cancel (no client request at hand): the backend is asked in its own era (the
+   * gateway's own calls, src/upstream/task-calls.ts, frame a bridged record by its backend's
+   * wire, backendWireOf in src/task-model/task-wire.ts), and the task is `cancelled` here at once.
    */
   async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
     const now = await deps.store.getTask(record.handle);
@@ -194,11 +244,6 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return undefined;
   }
 
-  /** Someone listens to a bridged task (src/push/): its backend is asked, in its own generation. */
-  refresh(deps: TaskDeps, record: TaskRecord): Promise<TaskRecord> {
-    return record.era === 'modern' ? refreshModern(this.ctx, deps, record) : Promise.resolve(record);
-  }
-
   private cancelUpstream(record: TaskRecord, reason: string): void {
     const deps = this.depsNow?.();
     if (!deps) return;
@@ -212,8 +257,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
   }
 
   /**
-   * A 2025 client's request to a backend that refuses 2025 altogether (it answers only
-   * 2026-07-28): the gateway answers it, speaking 2026 to the backend (legacy-requests.ts).
+   * A legacy client's request to a backend that refuses legacy altogether (it answers only
+   * 2026-07-28): the gateway answers it, speaking modern to the backend (legacy-requests.ts).
    */
   private async takeLegacyRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     if (!this.bridgesUpstream(request) || !this.refusesLegacy(request)) return undefined;
@@ -227,7 +272,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     return { modern: this.generations.of(request.route.pool.upstream, instance.url).modernTasks === true, list: deps.authEnabled };
   }
 
-  /** The instance (or, without one, every instance of the route's upstream) answers 2026 and refuses 2025. */
+  /** The instance (or, without one, every instance of the route's upstream) answers modern and refuses legacy. */
   private refusesLegacy(request: TaskRequest, instance?: Instance): boolean {
     const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
@@ -237,7 +282,7 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     });
   }
 
-  /** The instance (or, without one, every instance of the route's upstream) answers 2025 and refuses 2026. */
+  /** The instance (or, without one, every instance of the route's upstream) answers legacy and refuses modern. */
   private refusesModern(request: TaskRequest, instance?: Instance): boolean {
     const pool = request.route.pool;
     const instances = instance ? [instance] : pool.instances;
@@ -247,14 +292,14 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
     });
   }
 
-  /** The instance serves 2026 tasks and, certainly, no 2025 ones: a 2025 client needs the bridge. */
+  /** The instance serves modern tasks and, certainly, no legacy ones: a legacy client needs the bridge. */
   private servesOnlyModern(request: TaskRequest, instance: Instance): boolean {
     const facts = this.generations.of(request.route.pool.upstream, instance.url);
     return facts.modernTasks === true && facts.legacyTasks === false;
   }
 }
 
-/** 2025 initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
+/** Legacy initialize: the task capabilities the bridge serves (tasks/list is the stage's to add). */
 function advertiseLegacyTasks(result: JsonObject): boolean {
   const capabilities = objectAt(result, 'capabilities');
   const tasks = objectAt(capabilities, 'tasks');
@@ -264,7 +309,7 @@ function advertiseLegacyTasks(result: JsonObject): boolean {
 }
 
 /**
- * 2025 tools/list: a 2026 backend says per call, not per tool, whether it makes a task, so
+ * Legacy tools/list: a modern backend says per call, not per tool, whether it makes a task, so
  * every tool may be asked for one (a plain answer then ends the task at once).
  */
 function markToolsOptional(result: JsonObject): boolean {

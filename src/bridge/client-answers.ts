@@ -1,8 +1,8 @@
 /**
- * A 2025 client's response to a question a bridged task's 2026 backend asked (relayed as a
+ * A legacy client's response to a question a bridged task's modern backend asked (relayed as a
  * server request on its tasks/result stream, legacy-result-stream.ts): it goes to the backend
  * as tasks/update with the answer under the backend's own inputRequests key. The client is
- * answered 202, as a 2025 server answers a response. The route names the task, and the task
+ * answered 202, as a legacy server answers a response. The route names the task, and the task
  * must be the caller's: an id that reached someone else is dropped, as is an unknown one.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
@@ -25,7 +25,7 @@ export async function takeInputAnswer(ctx: BridgeContext, deps: StageDeps, reque
   }
   const instance = request.route.pool.findInstance(record.instance);
   if (!instance) return ACCEPTED;
-  // An error instead of a result: the question is declined (the 2026 shape has no error answer).
+  // An error instead of a result: the question is declined (the modern shape has no error answer).
   const answer: JsonObject = isObject(message.result) ? message.result : { action: 'cancel' };
   try {
     const sent = await callModern(request, instance, taskCall(record, 'tasks/update', { inputResponses: { [route.inputKey]: answer } }), request.abort);

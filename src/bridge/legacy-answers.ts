@@ -2,10 +2,10 @@
  * tasks/get and tasks/cancel of a bridged task, the 2025-11-25 way, for a task its 2026-07-28
  * backend holds. The tasks stage has checked the owner and governed the poll already (an early
  * poll gets the snapshot written here and never reaches the backend).
- *   tasks/get     the backend's tasks/get, as a 2025 Task (handle, capped ttl, the interval told)
- *   tasks/cancel  refused with -32602 once the task ended (a MUST in 2025); otherwise the
+ *   tasks/get     the backend's tasks/get, as a legacy Task (handle, capped ttl, the interval told)
+ *   tasks/cancel  refused with -32602 once the task ended (a MUST in the legacy era); otherwise the
  *                 backend's tasks/cancel (an ack), and the task is `cancelled` before the answer
- *                 and stays so whatever the backend does next (another 2025 MUST)
+ *                 and stays so whatever the backend does next (another legacy MUST)
  * A task that ended is answered from the record: the backend is asked nothing more about it.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
@@ -13,7 +13,7 @@ import { GatewayError } from '../errors.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
-import { taskFromRecord } from '../tasks/task-shapes.js';
+import { taskFromRecord } from '../task-model/task-wire.js';
 import { learn, pollBackend } from './backend-poll.js';
 import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from '../upstream/upstream-failure.js';

@@ -1,14 +1,14 @@
 /**
  * A 2025-11-25 client asks for a task (`params.task`) of a backend that serves only the
- * 2026-07-28 tasks extension (DESIGN.md §12): the call goes to the backend as a 2026 tools/call
+ * 2026-07-28 tasks extension (DESIGN.md §12): the call goes to the backend as a modern tools/call
  * declaring the extension, on the instance of the client's session, and
- *   - a CreateTaskResult becomes a 2025 one, under a handle of the gateway's (a `bridged` record:
+ *   - a CreateTaskResult becomes a legacy one, under a handle of the gateway's (a `bridged` record:
  *     the client's era, the backend's protocol version);
  *   - a plain answer (the server decides, and may answer at once) still gives the client the
  *     task it asked for: a task the gateway holds, already ended, whose tasks/result is that
  *     answer (a `provided`-kind record with its outcome, served by the gateway-run task model);
- *   - an MRTR input_required, which a 2025 client cannot answer by retrying, is refused.
- * Creation is counted before the backend works, as for any 2025 task request.
+ *   - an MRTR input_required, which a legacy client cannot answer by retrying, is refused.
+ * Creation is counted before the backend works, as for any legacy task request.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
@@ -16,13 +16,14 @@ import { MODERN_VERSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
-import { enforcedInterval } from '../task-model/poll-rule.js';
+import { buildTaskRecord, type NewTask } from '../task-model/record-builder.js';
 import type { ProvidedOutcome } from '../task-model/provided-state.js';
-import type { TaskRecord, TaskStatus } from '../task-model/task-record.js';
+import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { mintHandle } from '../tasks/handle.js';
-import { countCreation, ownerOf } from '../tasks/task-context.js';
-import { readTask, recordedStatusMessage, taskFromRecord, wholeTtlMs } from '../tasks/task-shapes.js';
+import { countCreation, creationRefusal, ownerOf, taskOrigin } from '../tasks/task-context.js';
+import { LEGACY_WIRE, MODERN_WIRE, taskFromRecord } from '../task-model/task-wire.js';
+import { advertisedTtl, ttlWithin } from '../task-model/ttl-policy.js';
 import { upstreamFailure } from '../upstream/upstream-failure.js';
 import type { BridgeContext } from './bridge-context.js';
 import { callModern, taskCall } from './modern-call.js';
@@ -40,11 +41,9 @@ export async function createBridgedLegacyTask(
   request.toolName = tool.slice(0, 128);
   const owner = ownerOf(request);
   await countCreation(deps, owner);
-  const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-  const requested = isObject(params.task) ? params.task.ttl : undefined;
-  const wantedTtl = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, cap);
+  const wantedTtl = ttlWithin(deps.policy, tool, isObject(params.task) ? params.task.ttl : undefined);
   const { task: _task, ...plain } = params;
-  // 2026 has no progress on tasks (PROTOCOL-BRIEF §9 A19): the client's token is not passed on.
+  // The modern era has no progress on tasks (PROTOCOL-BRIEF §9 A19): the client's token is not passed on.
   if (isObject(plain._meta)) {
     const { progressToken: _token, ...meta } = plain._meta;
     plain._meta = meta;
@@ -73,11 +72,11 @@ export async function createBridgedLegacyTask(
   const outcome: ProvidedOutcome = response.error ? { error: response.error } : { result: withoutResultType(result ?? {}) };
   const failed = 'error' in outcome || outcome.result.isError === true;
   const record = newRecord(deps, request, tool, instance, wantedTtl, { kind: 'provided', status: failed ? 'failed' : 'completed' });
-  const created = await deps.store.createProvidedTask({ ...record, upstreamTaskId: record.handle }, { instance: instance.url, round: 0, outcome }, deps.policy.maxLivePerPrincipal);
-  if (created !== 'created') throw refusal(deps, created);
+  const created = await deps.store.createProvidedTask(record, { instance: instance.url, round: 0, outcome }, deps.policy.maxLivePerPrincipal);
+  if (created !== 'created') throw creationRefusal(deps, created);
   announce(ctx, deps, request, record);
   ctx.count(request, 'tools/call', 'ok');
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { task: taskFromRecord(record) } } };
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: LEGACY_WIRE.creationResult(taskFromRecord(record)) } };
 }
 
 async function registerBridgedTask(
@@ -90,30 +89,36 @@ async function registerBridgedTask(
   instance: Instance,
   wantedTtl: number,
 ): Promise<LocalAnswer> {
-  const fields = readTask(result, 'modern');
+  // The backend's own creation result, in its (modern) wire.
+  const fields = MODERN_WIRE.readTask(result);
   if (!fields) {
     ctx.count(request, 'tools/call', 'error');
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'malformed task creation result' });
   }
   // The backend keeps the task for its ttlMs; the gateway promises no more than that, nor than asked.
-  const ttlMs = fields.ttlMs === null || fields.ttlMs === undefined ? wantedTtl : Math.min(fields.ttlMs, wantedTtl);
-  const record = newRecord(deps, request, tool, instance, ttlMs, { kind: 'bridged', status: fields.status, upstreamTaskId: fields.taskId, pollIntervalMs: fields.pollIntervalMs });
-  const withMessage: TaskRecord = { ...record, statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength, record) };
+  const ttlMs = advertisedTtl(fields.ttlMs, wantedTtl);
+  const record = newRecord(deps, request, tool, instance, ttlMs, {
+    kind: 'bridged',
+    status: fields.status,
+    upstreamTaskId: fields.taskId,
+    pollIntervalMs: fields.pollIntervalMs,
+    statusMessage: fields.statusMessage,
+  });
   let created;
   try {
-    created = await deps.store.createTask(withMessage, deps.policy.maxLivePerPrincipal);
+    created = await deps.store.createTask(record, deps.policy.maxLivePerPrincipal);
   } catch (error) {
-    cancelRefused(ctx, request, withMessage, instance);
+    cancelRefused(ctx, request, record, instance);
     throw error;
   }
   if (created !== 'created') {
-    cancelRefused(ctx, request, withMessage, instance);
+    cancelRefused(ctx, request, record, instance);
     request.taskOutcome = 'throttled';
-    throw refusal(deps, created);
+    throw creationRefusal(deps, created);
   }
-  announce(ctx, deps, request, withMessage);
+  announce(ctx, deps, request, record);
   ctx.count(request, 'tools/call', 'ok');
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { task: taskFromRecord(withMessage) } } };
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: LEGACY_WIRE.creationResult(taskFromRecord(record)) } };
 }
 
 function newRecord(
@@ -122,34 +127,22 @@ function newRecord(
   tool: string,
   instance: Instance,
   ttlMs: number,
-  what: { kind: 'bridged' | 'provided'; status: TaskStatus; upstreamTaskId?: string; pollIntervalMs?: number },
+  what: Pick<NewTask, 'status' | 'upstreamTaskId' | 'pollIntervalMs' | 'statusMessage'> & { kind: 'bridged' | 'provided' },
 ): TaskRecord {
-  const now = Date.now();
-  const iso = new Date(now).toISOString();
-  const handle = mintHandle();
-  return {
-    handle,
-    kind: what.kind,
-    owner: ownerOf(request),
-    upstream: request.route.pool.upstream,
-    instance: instance.url,
-    upstreamPath: request.route.upstreamPath,
-    upstreamTaskId: what.upstreamTaskId ?? handle,
-    // The client's era: what its handle answers in, and what tasks/list shows it in.
-    era: 'legacy',
-    tool,
-    // The backend's: what the gateway speaks to it (src/upstream/task-calls.ts frames by it).
-    protocolVersion: MODERN_VERSION,
-    createdAt: now,
-    createdAtIso: iso,
-    lastUpdatedAtIso: iso,
-    ttlMs: wholeTtlMs(ttlMs),
-    expiresAt: now + wholeTtlMs(ttlMs),
-    pollIntervalMs: enforcedInterval(what.pollIntervalMs, deps.policy.poll.floor, deps.policy.poll.default),
-    status: what.status,
-    readOnce: deps.policy.tools[tool]?.readOnce ?? false,
-    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
-  };
+  return buildTaskRecord(
+    {
+      handle: mintHandle(),
+      ...what,
+      ...taskOrigin(request, instance.url),
+      // The client's era: what its handle answers in, and what tasks/list shows it in.
+      era: 'legacy',
+      tool,
+      // The backend's: what the gateway speaks to it (src/upstream/task-calls.ts frames by it).
+      protocolVersion: MODERN_VERSION,
+      ttlMs,
+    },
+    deps.policy,
+  );
 }
 
 function announce(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, record: TaskRecord): void {
@@ -165,13 +158,7 @@ function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRec
   });
 }
 
-function refusal(deps: StageDeps, outcome: 'owner-limit' | 'full'): GatewayError {
-  return outcome === 'owner-limit'
-    ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
-    : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });
-}
-
-/** A 2026 result as a 2025 client gets it: without the 2026 discriminator. */
+/** A modern result as a legacy client gets it: without the modern discriminator. */
 export function withoutResultType(result: JsonObject): JsonObject {
   const { resultType: _type, ...rest } = result;
   return rest;

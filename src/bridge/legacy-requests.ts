@@ -1,18 +1,18 @@
 /**
- * A 2025-11-25 client in front of a backend that serves only 2026-07-28 (it refuses 2025
- * requests: a 2.x SDK server with `legacy: 'reject'`): the gateway speaks 2026 to the backend and
- * answers the 2025 way (DESIGN.md §12).
+ * A 2025-11-25 client in front of a backend that serves only 2026-07-28 (it refuses legacy
+ * requests: a 2.x SDK server with `legacy: 'reject'`): the gateway speaks modern to the backend and
+ * answers the legacy way (DESIGN.md §12).
  *   initialize    answered by the gateway from the backend's server/discover: its capabilities
  *                 (and `tasks` where it has the extension: the bridge serves them), serverInfo
  *                 and instructions; no session is made (the backend keeps none to stick to)
- *   ping          answered by the gateway (2026 has none)
+ *   ping          answered by the gateway (the modern era has none)
  *   tools/list, prompts/*, resources/* (list, read, templates), completion/complete
- *                 sent as 2026 requests; the 2026-only fields (resultType, ttlMs, cacheScope)
+ *                 sent as modern requests; the modern-only fields (resultType, ttlMs, cacheScope)
  *                 are taken off, and each tool may be asked for a task where the backend has them
- *   tools/call    without a task: a 2026 call; an MRTR input_required, which a 2025 client
+ *   tools/call    without a task: a modern call; an MRTR input_required, which a legacy client
  *                 cannot answer by retrying, is refused (TG_ERR_NOT_BRIDGED)
- * Notifications and GET streams reach the backend as they are (a 2026 server acknowledges the
- * first and answers the second 405, which 2025 clients take as "no stream").
+ * Notifications and GET streams reach the backend as they are (a modern server acknowledges the
+ * first and answers the second 405, which legacy clients take as "no stream").
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
@@ -26,7 +26,7 @@ import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { withoutResultType } from './legacy-creation.js';
 import { callModern } from './modern-call.js';
 
-/** The 2025 methods answered here; the rest are relayed as 2026 requests. */
+/** The legacy methods answered here; the rest are relayed as modern requests. */
 export const LEGACY_METHODS = ['initialize', 'ping', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read', 'resources/templates/list', 'completion/complete'];
 const KNOWN_VERSIONS = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
 const NAMED_BY: Record<string, string> = { 'prompts/get': 'name', 'resources/read': 'uri', 'tools/call': 'name' };
@@ -52,7 +52,7 @@ export async function answerLegacyRequest(ctx: BridgeContext, request: TaskReque
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend answered HTTP ${answer.status} without an answer` });
   }
   ctx.count(request, message.method, response.error ? 'error' : 'ok');
-  // 2025: every JSON-RPC error in HTTP 200 (a 2025 client reads a 4xx as a transport failure).
+  // Legacy: every JSON-RPC error in HTTP 200 (a legacy client reads a 4xx as a transport failure).
   if (response.error) return { status: 200, body: { jsonrpc: '2.0', id: message.id, error: response.error } };
   const result = isObject(response.result) ? response.result : {};
   if (result.resultType === 'input_required') {

@@ -15,11 +15,11 @@ import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { serializeSseEvent } from '../mcp/sse-tap.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { hideBackendId } from '../tasks/backend-ids.js';
+import { hideBackendId } from '../task-model/backend-ids.js';
+import { jsonRpcErrorOf } from '../task-model/task-wire.js';
 import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
-import { jsonRpcErrorOf } from '../tasks/task-shapes.js';
 import { learn, LOST_MESSAGE, pollBackend, type BackendView } from './backend-poll.js';
 import type { BridgeContext } from './bridge-context.js';
 import { withoutResultType } from './legacy-creation.js';
@@ -106,7 +106,7 @@ function streamUntilEnded(ctx: BridgeContext, deps: StageDeps, request: TaskRequ
   return stream;
 }
 
-/** Each question the backend asks, once per stream, as a 2025 server request. */
+/** Each question the backend asks, once per stream, as a legacy server request. */
 async function relayQuestions(ctx: BridgeContext, deps: StageDeps, record: TaskRecord, detailed: JsonObject | undefined, asked: Set<string>, send: (value: unknown) => void): Promise<void> {
   const requests = detailed?.status === 'input_required' && isObject(detailed.inputRequests) ? detailed.inputRequests : {};
   for (const [key, question] of Object.entries(requests)) {

@@ -2,14 +2,14 @@
  * tasks/get, tasks/update and tasks/cancel of a bridged task, the 2026-07-28 way, for a task a
  * 2025-11-25 backend holds in the session the record names. The tasks stage has checked the
  * owner and governed the poll (an early poll gets the snapshot written here).
- *   tasks/get     2025 tasks/get; once the task ended, its tasks/result inline (`result`, or a
- *                 JSON-RPC `error`: failed). 2025 `failed` with an isError result is 2026
+ *   tasks/get     legacy tasks/get; once the task ended, its tasks/result inline (`result`, or a
+ *                 JSON-RPC `error`: failed). Legacy `failed` with an isError result is modern
  *                 `completed` with that result. While it is input_required, the backend's
- *                 questions (released only on a 2025 tasks/result stream) are read from a
+ *                 questions (released only on a legacy tasks/result stream) are read from a
  *                 short tasks/result read and shown as `inputRequests`, under keys of the
  *                 gateway's; the snapshot keeps them for the next polls and the other replicas
  *   tasks/update  each answer goes to the backend's session as the response to its question
- *   tasks/cancel  2025 tasks/cancel in the session; always acknowledged
+ *   tasks/cancel  legacy tasks/cancel in the session; always acknowledged
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError } from '../errors.js';
@@ -18,14 +18,14 @@ import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { hideBackendId } from '../tasks/backend-ids.js';
+import { hideBackendId } from '../task-model/backend-ids.js';
+import { nextState } from '../task-model/poll-answer.js';
+import { jsonRpcErrorOf, LEGACY_WIRE, MODERN_WIRE, taskFromRecord, type TaskFields } from '../task-model/task-wire.js';
 import type { LocalAnswer, StageDeps, TaskDeps } from '../tasks/extension-points.js';
 import { mintServerRequestId } from '../tasks/handle.js';
-import { nextState } from '../tasks/poll-answer.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
-import { jsonRpcErrorOf, readTask, taskFromRecord } from '../tasks/task-shapes.js';
 import { learn, LOST_MESSAGE } from './backend-poll.js';
-import { LEGACY_LABEL, MODERN_LABEL, type BridgeContext } from './bridge-context.js';
+import type { BridgeContext } from './bridge-context.js';
 import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
 import { rpcResponseOf } from '../mcp/event-stream.js';
@@ -38,7 +38,7 @@ const QUESTION_QUIET_MS = 200;
 
 const ACK = (message: JsonRpcRequest): LocalAnswer => ({ status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } });
 
-/** Asks the backend one 2025 method about the task: its JSON-RPC response, if it sent one. */
+/** Asks the backend one legacy method about the task: its JSON-RPC response, if it sent one. */
 type Ask = (method: 'tasks/get' | 'tasks/result', params: JsonObject) => Promise<JsonRpcResponse | undefined>;
 
 export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
@@ -57,7 +57,7 @@ export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, reque
 
 /**
  * For a listener (src/push/), with no client request at hand: the same questions to the
- * backend through the gateway's own calls (src/upstream/task-calls.ts speaks 2025 in the task's
+ * backend through the gateway's own calls (src/upstream/task-calls.ts speaks legacy in the task's
  * session for a bridged record). The questions of an input_required task are the ones the
  * snapshot holds: reading them takes a tasks/result stream, which a client's poll opens.
  */
@@ -70,18 +70,18 @@ export async function refreshModern(ctx: BridgeContext, deps: TaskDeps, record: 
   };
   const questions = async () => ({ asked: await shownQuestions(deps, record) ?? {} });
   const { updated } = await learnFromBackend(deps, record, ask, questions, undefined);
-  ctx.metrics.bridgeOperations.inc({ upstream: record.upstream, client: MODERN_LABEL, backend: LEGACY_LABEL, method: 'tasks/get', outcome: 'ok' });
+  ctx.metrics.bridgeOperations.inc({ upstream: record.upstream, client: MODERN_WIRE.revision, backend: LEGACY_WIRE.revision, method: 'tasks/get', outcome: 'ok' });
   return updated;
 }
 
-/** The backend's view as a 2026 DetailedTask, stored as the record and the poll snapshot. */
+/** The backend's view as a modern DetailedTask, stored as the record and the poll snapshot. */
 async function learnFromBackend(deps: StageDeps, record: TaskRecord, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>, tag: string | undefined): Promise<{ text: string; updated: TaskRecord }> {
   let detailed: JsonObject;
   let updated = record;
   if (record.status === 'cancelled') {
     detailed = {};
   } else {
-    const fields = readTask((await ask('tasks/get', { taskId: record.upstreamTaskId }))?.result, 'legacy');
+    const fields = LEGACY_WIRE.readTask((await ask('tasks/get', { taskId: record.upstreamTaskId }))?.result);
     if (!fields) ({ detailed, updated } = lostTask(deps, record));
     else ({ detailed, updated } = await outcomeOf(deps, record, fields, ask, questions));
   }
@@ -92,8 +92,8 @@ async function learnFromBackend(deps: StageDeps, record: TaskRecord, ask: Ask, q
   return { text, updated };
 }
 
-/** What a 2025 status means for a 2026 DetailedTask: the inline parts, and the record after it. */
-async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
+/** What a legacy status means for a modern DetailedTask: the inline parts, and the record after it. */
+async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: TaskFields, ask: Ask, questions: () => Promise<{ asked: JsonObject } | { final: RpcAnswer }>): Promise<{ detailed: JsonObject; updated: TaskRecord }> {
   if (fields.status === 'input_required') {
     const inputRequests = await questions();
     if ('final' in inputRequests) return finalOutcome(deps, record, fields, inputRequests.final.response);
@@ -106,7 +106,7 @@ async function outcomeOf(deps: StageDeps, record: TaskRecord, fields: NonNullabl
 }
 
 /** The tasks/result answer as the inline result (completed, even with isError) or error (failed). */
-function finalOutcome(deps: StageDeps, record: TaskRecord, fields: NonNullable<ReturnType<typeof readTask>>, response: JsonRpcResponse | undefined): { detailed: JsonObject; updated: TaskRecord } {
+function finalOutcome(deps: StageDeps, record: TaskRecord, fields: TaskFields, response: JsonRpcResponse | undefined): { detailed: JsonObject; updated: TaskRecord } {
   if (response && isObject(response.result)) {
     const result: JsonObject = { ...response.result, resultType: 'complete' };
     if (isObject(result._meta)) {
@@ -179,7 +179,7 @@ export async function answerModernCancel(ctx: BridgeContext, deps: StageDeps, re
   if (!isTerminalStatus(record.status)) {
     const instance = instanceOf(request, record);
     const answer = await inSession(ctx, request, instance, record, 'tasks/cancel', { taskId: record.upstreamTaskId }).catch(() => undefined);
-    const fields = readTask(answer?.response?.result, 'legacy');
+    const fields = LEGACY_WIRE.readTask(answer?.response?.result);
     if (fields?.status === 'cancelled') {
       const updated = { ...record, ...nextState(deps.policy, record, fields) };
       await learn(deps, record, { patch: diff(record, updated), updated });

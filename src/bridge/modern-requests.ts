@@ -1,16 +1,16 @@
 /**
  * A 2026-07-28 client in front of a backend that serves only 2025-11-25 (DESIGN.md §12): the
- * gateway speaks 2025 to the backend in the principal's own session (legacy-sessions.ts) and
- * answers the 2026 way.
+ * gateway speaks legacy to the backend in the principal's own session (legacy-sessions.ts) and
+ * answers the modern way.
  *   server/discover       built from the session's initialize: its capabilities, info and
- *                         instructions, and the tasks extension where the backend has 2025 tasks
+ *                         instructions, and the tasks extension where the backend has legacy tasks
  *   tools/list, prompts/*, resources/* (list, read, templates), completion/complete
- *                         sent in the session; the result gets its 2026 resultType (and, for
+ *                         sent in the session; the result gets its modern resultType (and, for
  *                         the cacheable ones, `ttlMs: 0` and `cacheScope: "private"`: the gateway
  *                         does not know how long the backend's answer holds, nor for whom)
  *   tools/call            a task (params.task) when the client declared the extension and the
  *                         tool offers one (execution.taskSupport); otherwise a plain call
- * A question the backend asks during a plain call cannot reach a 2026 client (it has no server
+ * A question the backend asks during a plain call cannot reach a modern client (it has no server
  * requests, and MRTR needs the server's cooperation): it is declined at once, so the call ends.
  * Everything else is refused with TG_ERR_NOT_BRIDGED, never sent to a backend that cannot read it.
  */
@@ -61,7 +61,7 @@ async function discover(ctx: BridgeContext, sessions: LegacySessions, request: T
   }
   const init = session.initialize;
   const declared = isObject(init.capabilities) ? init.capabilities : {};
-  // 2025-only keys (tasks, the session's logging) have no place in 2026 capabilities.
+  // Legacy-only keys (tasks, the session's logging) have no place in modern capabilities.
   const capabilities: JsonObject = {};
   for (const key of ['tools', 'prompts', 'resources', 'completions', 'experimental'] as const) if (declared[key] !== undefined) capabilities[key] = declared[key];
   if (ctx.generations.of(request.route.pool.upstream, instance.url).legacyTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
@@ -77,7 +77,7 @@ async function relay(ctx: BridgeContext, sessions: LegacySessions, request: Task
   let answer: RpcAnswer;
   try {
     ({ answer } = await sessions.call(request, instance, message.method, params, {
-      // A question mid-call: declined (a 2026 client has no server requests to answer).
+      // A question mid-call: declined (a modern client has no server requests to answer).
       onServerRequest: async (question) => {
         const session = await sessions.sessionFor(request, instance);
         await answerInSession(request, instance, session, question.id, { action: 'decline' }).catch(() => undefined);
@@ -101,7 +101,7 @@ async function relay(ctx: BridgeContext, sessions: LegacySessions, request: Task
     result.ttlMs = 0;
     result.cacheScope = 'private';
   }
-  // 2025's tool-level task flag is not in the 2026 Tool: the extension says it for the server.
+  // The legacy era's tool-level task flag is not in the modern Tool: the extension says it for the server.
   if (message.method === 'tools/list' && Array.isArray(result.tools)) {
     result.tools = result.tools.map((tool: unknown) => {
       if (!isObject(tool)) return tool;
@@ -112,7 +112,7 @@ async function relay(ctx: BridgeContext, sessions: LegacySessions, request: Task
   return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
 }
 
-/** A 2026 request's params for a 2025 backend: without the per-request envelope. */
+/** A modern request's params for a legacy backend: without the per-request envelope. */
 export function legacyParams(params: JsonObject): JsonObject {
   const { _meta: meta, ...rest } = params;
   if (!isObject(meta)) return rest;

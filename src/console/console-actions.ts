@@ -16,10 +16,12 @@ import type { AuditLog } from '../observability/audit.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { nextState } from '../tasks/poll-answer.js';
+import { nextState } from '../task-model/poll-answer.js';
+import { isObject } from '../mcp/json.js';
+import { wireOf } from '../task-model/task-wire.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import type { TaskKindHandler } from '../tasks/extension-points.js';
 import { taskKindHandler, type TaskDeps } from '../tasks/task-context.js';
-import { isObject, readTask, sanitizeStatusMessage } from '../tasks/task-shapes.js';
 import type { Operator } from './operator-auth.js';
 
 export interface ActionDeps {
@@ -103,7 +105,7 @@ async function cancelAtBackend(deps: ActionDeps, record: TaskRecord): Promise<Ta
   await tasks.store.invalidatePoll(record.handle);
   // A 2025 backend answers with the task: the record learns its status now, as it does from
   // the owner's own 2025 tasks/cancel (task-responses.ts).
-  const fields = readTask(message.result, record.era);
+  const fields = wireOf(record.era).readTask(message.result);
   if (!fields) {
     tasks.store.events.publish(record.handle).catch(() => undefined);
     return record.status;

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDuration } from '../config/units.js';
 import { GatewayError } from '../errors.js';
-import { sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import { cancelTask, suspendPrincipal, unsuspendPrincipal, type ActionDeps, type ActionRequest } from './console-actions.js';
 import { listPrincipals, listTasks, listUpstreams, principalActivityRow, TASK_STATUSES } from './console-views.js';
 import type { ConsoleApiHost, ConsoleRequestContext } from './console-context.js';

@@ -6,7 +6,7 @@
  */
 import type { ConsoleConfig } from '../config/sections/console.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
-import { sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import type { TaskRecord, TaskStatus } from '../task-model/task-record.js';
 
 /** statusMessage as shown: the recorded (already sanitised) text, cut shorter for a table. */

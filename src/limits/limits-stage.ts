@@ -10,13 +10,13 @@ import { randomUUID } from 'node:crypto';
 import type { AuditConfig } from '../config/sections/audit.js';
 import type { ToolLimitsConfig } from '../config/sections/tool-limits.js';
 import { GatewayError } from '../errors.js';
-import type { Era } from '../mcp/era.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import type { LimitRefusal } from '../observability/exchange-facts.js';
 import type { RequestLog } from '../observability/logger.js';
 import type { InFlight } from '../lifecycle/in-flight.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ConcurrencyRule, LimitStore, RateRule } from '../store/limit-store.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
 import { CallHold } from './call-hold.js';
 
@@ -24,7 +24,9 @@ export type { LimitRefusal };
 
 /** What the stage reads of a request, and the refusal it reports (for the audit trail and metrics). */
 export interface LimitedRequest {
-  readonly mcp?: { readonly era: Era; readonly message: McpMessage | undefined };
+  readonly mcp?: { readonly message: McpMessage | undefined };
+  /** The request's era (task-model/task-wire.ts): whether a hang-up cancels its call. */
+  readonly wire: Pick<EraWire, 'hangUpCancels'>;
   /** Opaque, stable key of the principal; undefined without authentication. */
   readonly principalKey?: string;
   readonly log: RequestLog;
@@ -139,10 +141,10 @@ export class LimitsStage {
         request.log.warn({ err: error }, 'could not give back a tools/call concurrency slot; it lapses after toolLimits.slotTtl');
       });
     };
-    // 2026-07-28: a closed stream is the call's cancellation. The client's hang-up closes the
+    // Modern: a closed stream is the call's cancellation. The client's hang-up closes the
     // upstream request first, then the slot goes back.
-    if (request.mcp?.era !== 'legacy') return { kind: 'release', release };
-    // 2025: the backend runs on after a hang-up, so the slot waits for its answer.
+    if (request.wire.hangUpCancels) return { kind: 'release', release };
+    // Legacy: the backend runs on after a hang-up, so the slot waits for its answer.
     const inFlight = request.route.inFlight;
     return { kind: 'hold', hold: new CallHold({ release, lapsesAt: now + this.policy.slotTtl, holds: this.holds, enterSnapshot: () => inFlight.enter() }) };
   }

@@ -1,6 +1,8 @@
 /**
- * Era detection: is a POST speaking the 2026-07-28 ("modern") wire, with per-request `_meta`
- * and mirrored headers, or a 2025 ("legacy") one with `initialize` and sessions?
+ * Era detection: is a POST speaking the modern wire (MCP 2026-07-28), with per-request `_meta`
+ * and mirrored headers, or the legacy one (2025-11-25 and earlier) with `initialize` and sessions?
+ * The decision is made once per request; the pipeline then hands the stages its strategy
+ * (src/task-model/task-wire.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
@@ -19,7 +21,7 @@ export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
 
 /** The first revision that forbids JSON-RPC batches. */
 const FIRST_BATCHLESS_VERSION = '2025-06-18';
-/** What the 2025 transport tells servers to assume when MCP-Protocol-Version is absent. */
+/** What the legacy transport tells servers to assume when MCP-Protocol-Version is absent. */
 const DEFAULT_LEGACY_VERSION = '2025-03-26';
 const VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 

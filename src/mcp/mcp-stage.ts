@@ -69,7 +69,7 @@ export function checkOtherMethod(method: string, headers: IncomingHttpHeaders): 
   }
 }
 
-/** The 2025-era session a request names; 2026-07-28 requests have none (sessions are gone). */
+/** The legacy session a request names; modern requests have none (sessions are gone). */
 export function sessionIdOf(era: Era | undefined, headers: IncomingHttpHeaders): string | undefined {
   if (era === 'modern') return undefined;
   const value = headers['mcp-session-id'];

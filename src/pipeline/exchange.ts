@@ -10,6 +10,7 @@ import type { RouteAuth } from '../auth/auth-stage.js';
 import type { Era } from '../mcp/era.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
 import type { ExchangeRecord } from '../observability/exchange-facts.js';
+import { LEGACY_WIRE, type EraWire } from '../task-model/task-wire.js';
 import type { TaskRequest } from '../tasks/task-request.js';
 import { ClientAbort } from '../upstream/client-abort.js';
 import type { PolicySnapshot, RouteEntry } from './policy-snapshot.js';
@@ -24,6 +25,7 @@ export interface Exchange extends TaskRequest, ExchangeRecord {
   readonly abort: TaskRequest['abort'];
   readonly route: TaskRequest['route'];
   mcp?: McpContext;
+  wire: EraWire;
   // Written by the auth stage's outcome, in the pipeline.
   principal?: TaskRequest['principal'];
   principalKey?: string;
@@ -65,6 +67,8 @@ export class RequestExchange implements Exchange {
   upstreamToken?: string = undefined;
   upstreamHeaders?: Exchange['upstreamHeaders'] = undefined;
   mcp?: McpContext = undefined;
+  // A request without a body is a legacy GET or DELETE; a POST's era is the mcp stage's.
+  wire: EraWire = LEGACY_WIRE;
   sessionId?: string = undefined;
   callHold?: Exchange['callHold'] = undefined;
   instance?: Exchange['instance'] = undefined;

@@ -24,6 +24,7 @@ import { isPreflight } from '../listener/cors.js';
 import { checkHostAndOrigin } from '../listener/host-origin.js';
 import type { McpMessage } from '../mcp/jsonrpc.js';
 import { checkMessageRules, checkOtherMethod, parseMcpPost, sessionIdOf } from '../mcp/mcp-stage.js';
+import { wireOf } from '../task-model/task-wire.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { PolicySnapshot } from './policy-snapshot.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
@@ -214,6 +215,8 @@ function runMcpStage(request: FastifyRequest): void {
   }
   const mcp = parseMcpPost(request.headers, request.body);
   request.exchange.mcp = mcp;
+  // The era, decided by the mcp stage, as the strategy every later stage asks (task-model/task-wire.ts).
+  request.exchange.wire = wireOf(mcp.era);
   checkMessageRules(mcp, request.headers);
 }
 

@@ -10,7 +10,7 @@
 import type { TaskRequest } from '../tasks/task-request.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
 import type { JsonObject } from '../task-model/provided-state.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import type { BackendSupport } from './backend-support.js';
 
 /** The methods whose results advertise tasks. */
@@ -21,7 +21,7 @@ export function advertiseProvidedTasks(support: BackendSupport, request: TaskReq
   const upstream = request.route.pool.upstream;
   const policy = request.route.config.providedTasks;
   if (!policy) return false;
-  const era = request.mcp?.era;
+  const wire = request.wire;
   switch (method) {
     case 'initialize': {
       const capabilities = objectAt(result, 'capabilities');
@@ -31,20 +31,20 @@ export function advertiseProvidedTasks(support: BackendSupport, request: TaskReq
       return true;
     }
     case 'tools/list': {
-      if (era !== 'legacy' || !Array.isArray(result.tools)) return false;
+      if (wire.taskSupport !== 'per-tool' || !Array.isArray(result.tools)) return false;
       let changed = false;
       for (const tool of result.tools) {
         if (!isObject(tool) || typeof tool.name !== 'string') continue;
         const execution = isObject(tool.execution) ? tool.execution : undefined;
         support.learnLegacyTool(upstream, tool.name, execution?.taskSupport);
-        if (!support.provides(policy, upstream, tool.name, 'legacy')) continue;
+        if (!support.provides(policy, upstream, tool.name, wire)) continue;
         tool.execution = { ...execution, taskSupport: 'optional' };
         changed = true;
       }
       return changed;
     }
     case 'server/discover': {
-      if (era !== 'modern') return false;
+      if (wire.taskSupport !== 'extension') return false;
       const extensions = objectAt(objectAt(result, 'capabilities'), 'extensions');
       support.learnModernExtension(upstream, isObject(extensions[TASKS_EXTENSION]));
       objectAt(extensions, TASKS_EXTENSION);

@@ -2,12 +2,13 @@
  * Which tools the gateway runs as tasks, and which it leaves to the backend. The policy names
  * the tools (upstreams.*.providedTasks); a tool the backend itself offers as a task stays a
  * backend task, so the gateway never runs one task twice. The backend's own offer is learnt
- * from the answers that pass through: `execution.taskSupport` in a 2025 tools/list, the tasks
- * extension in a 2026 server/discover. Until a replica has seen one, it runs listed tools
+ * from the answers that pass through: `execution.taskSupport` in a legacy tools/list, the tasks
+ * extension in a modern server/discover. Until a replica has seen one, it runs listed tools
  * itself, and the backend is sent a plain call (no `task`, no extension declared), so it
  * cannot make a task of its own either: a task is run once, by one of them.
  */
 import type { UpstreamConfig } from '../config/index.js';
+import type { EraWire } from '../task-model/task-wire.js';
 
 export type ProvidedTasksPolicy = NonNullable<UpstreamConfig['providedTasks']>;
 
@@ -15,17 +16,17 @@ export type ProvidedTasksPolicy = NonNullable<UpstreamConfig['providedTasks']>;
 const MAX_TOOLS_PER_UPSTREAM = 10_000;
 
 interface Learnt {
-  /** 2025: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
+  /** Legacy: tool → the backend's own execution.taskSupport ('forbidden' when absent). */
   readonly legacyTools: Map<string, string>;
-  /** 2026: whether the backend's server/discover declared the tasks extension; undefined before one was seen. */
+  /** Modern: whether the backend's server/discover declared the tasks extension; undefined before one was seen. */
   modernExtension?: boolean;
 }
 
 /** What a replica learnt of one upstream's own task support, as the operator console shows it. */
 export interface LearntTaskSupport {
-  /** 2026: the tasks extension in its server/discover; undefined before this replica saw one. */
+  /** Modern: the tasks extension in its server/discover; undefined before this replica saw one. */
   readonly modernExtension?: boolean;
-  /** 2025: its tools' own execution.taskSupport, by tool (the first `maxTools`, by name). */
+  /** Legacy: its tools' own execution.taskSupport, by tool (the first `maxTools`, by name). */
   readonly legacyTools: Readonly<Record<string, string>>;
   /** Tools learnt in all (more than legacyTools holds when cut at maxTools). */
   readonly legacyToolsLearnt: number;
@@ -34,12 +35,13 @@ export interface LearntTaskSupport {
 export class BackendSupport {
   private readonly upstreams = new Map<string, Learnt>();
 
-  /** Whether the gateway runs `tool` of `upstream` as a task in `era`. */
-  provides(policy: ProvidedTasksPolicy | undefined, upstream: string, tool: string, era: 'legacy' | 'modern'): policy is ProvidedTasksPolicy {
+  /** Whether the gateway runs `tool` of `upstream` as a task for a client of `wire`'s era. */
+  provides(policy: ProvidedTasksPolicy | undefined, upstream: string, tool: string, wire: EraWire): policy is ProvidedTasksPolicy {
     if (!policy) return false;
     if (policy.tools !== 'all' && !policy.tools.includes(tool)) return false;
     const learnt = this.upstreams.get(upstream);
-    if (era === 'modern') return !learnt?.modernExtension;
+    // What the backend itself said in that era: the extension in server/discover, or each tool's own taskSupport.
+    if (wire.taskSupport === 'extension') return !learnt?.modernExtension;
     const own = learnt?.legacyTools.get(tool);
     return own === undefined || own === 'forbidden';
   }

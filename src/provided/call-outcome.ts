@@ -1,21 +1,21 @@
 /**
  * What a backend call's outcome makes of its task, by era (PROTOCOL-BRIEF §1):
  *   a JSON-RPC error              → failed, the error kept (tasks/result and tasks/get give it)
- *   a tool result, isError: true  → failed in 2025-11-25; completed with result.isError in 2026
+ *   a tool result, isError: true  → failed (legacy); completed with result.isError (modern)
  *   any other tool result         → completed, the result kept
- *   2026 InputRequiredResult      → input_required, its inputRequests under keys unique over the
+ *   InputRequiredResult (modern)  → input_required, its inputRequests under keys unique over the
  *                                   task's life, its requestState kept for the retry (never shown);
  *                                   with a requestState alone, the call made again (call-again.ts)
  *   no answer (timeout, unreachable, unreadable reply, shutdown) → failed, saying why
  * tasks.provided.maxResultBytes bounds everything of the backend's a task keeps: the result, the
- * JSON-RPC error, the input asked (inputRequests and requestState together; 2025: the questions
+ * JSON-RPC error, the input asked (inputRequests and requestState together; legacy: the questions
  * left pending, together, task-driver.ts). Over it the task ends failed, saying so, and nothing
  * of it is kept: never a result silently cut, never megabytes stored and served.
  */
-import type { Era } from '../mcp/era.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import type { JsonObject, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import type { CallOutcome } from './call-runner.js';
 import { ending, failureOutcome, type Decision } from './transitions.js';
 
@@ -25,7 +25,7 @@ export interface OutcomeLimits {
 }
 
 /**
- * 2026: rounds one task may take (input asked, or the call made again with a requestState
+ * Modern: rounds one task may take (input asked, or the call made again with a requestState
  * alone); past it the task fails (a backend in a loop).
  */
 export const MAX_ROUNDS = 100;
@@ -35,13 +35,13 @@ export const TOO_MANY_ROUNDS = `the backend asked for more than ${MAX_ROUNDS} ro
 
 export type OutcomeStep =
   | { readonly kind: 'decide'; readonly decide: (view: ProvidedTaskView) => Decision }
-  /** 2026: the backend wants its requestState back with no input asked: call again (call-again.ts). */
+  /** Modern: the backend wants its requestState back with no input asked: call again (call-again.ts). */
   | { readonly kind: 'retry'; readonly requestState: string }
   /** The call was stopped because the task was cancelled or is gone: nothing to write. */
   | { readonly kind: 'none' };
 
 /** `callMs`: how long the call took, added to the task's backend time (ProvidedState.spentMs). */
-export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLimits, callMs: number): OutcomeStep {
+export function stepForOutcome(outcome: CallOutcome, wire: EraWire, limits: OutcomeLimits, callMs: number): OutcomeStep {
   const max = limits.statusMessageMaxLength;
   if (outcome.kind === 'failure') {
     if (outcome.failure === 'aborted') return { kind: 'none' };
@@ -58,10 +58,10 @@ export function stepForOutcome(outcome: CallOutcome, era: Era, limits: OutcomeLi
     const message = 'the backend answered the call without a result object';
     return { kind: 'decide', decide: ending('failed', failureOutcome(message), message, max) };
   }
-  if (era === 'modern' && result.resultType === 'input_required') return inputStep(result, limits, callMs);
+  if (wire.input === 'input-requests' && result.resultType === 'input_required') return inputStep(result, limits, callMs);
   const over = overCap('the result', 'is', result, limits.maxResultBytes);
   if (over) return { kind: 'decide', decide: ending('failed', failureOutcome(over), over, max) };
-  if (era === 'legacy' && result.isError === true) {
+  if (result.isError === true && wire.toolErrorStatus === 'failed') {
     return { kind: 'decide', decide: ending('failed', { result }, 'the tool reported an error', max) };
   }
   return { kind: 'decide', decide: ending('completed', { result }, undefined, max) };
@@ -77,7 +77,7 @@ export function overCap(what: string, verb: 'is' | 'are', value: unknown, max: n
   return `${what} (${size} bytes) ${verb} larger than tasks.provided.maxResultBytes (${max} bytes)`;
 }
 
-/** 2026 MRTR: the input the backend asks for becomes the task's inputRequests. */
+/** Modern MRTR: the input the backend asks for becomes the task's inputRequests. */
 function inputStep(result: JsonObject, limits: OutcomeLimits, callMs: number): OutcomeStep {
   const maxMessage = limits.statusMessageMaxLength;
   const requests = isObject(result.inputRequests) ? result.inputRequests : {};

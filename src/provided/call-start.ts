@@ -13,7 +13,7 @@ import type { JsonObject, ProvidedCall } from '../task-model/provided-state.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { copyRequestHeaders } from '../upstream/backend-route.js';
 import { traceContext } from '../upstream/gateway-send.js';
 import { newRequestId } from '../upstream/request-framer.js';

@@ -5,8 +5,8 @@
  *   2026-07-28  the client declared the extension, and the server decides: the call is sent
  *               and, if the backend has not answered within promoteAfter, the client gets a
  *               CreateTaskResult while the call runs on; a faster answer goes back as it is.
- * At the 2026 limits (this replica's running calls, the owner's live tasks, the creation rate)
- * a call simply stays a plain call; a 2025 client, who asked for a task, is refused instead.
+ * At the modern limits (this replica's running calls, the owner's live tasks, the creation rate)
+ * a call simply stays a plain call; a legacy client, who asked for a task, is refused instead.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import { GatewayError, toWireError } from '../errors.js';
@@ -15,11 +15,13 @@ import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Instance } from '../routing/balancer.js';
 import type { ProvidedState, JsonObject } from '../task-model/provided-state.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import { enforcedInterval } from '../task-model/poll-rule.js';
+import { buildTaskRecord } from '../task-model/record-builder.js';
+import { ttlWithin } from '../task-model/ttl-policy.js';
 import { mintHandle } from '../tasks/handle.js';
 import type { StageDeps } from '../tasks/extension-points.js';
-import { countCreation, creatorOf, ownerOf, type LocalAnswer } from '../tasks/task-context.js';
-import { isObject, taskFromRecord } from '../tasks/task-shapes.js';
+import { clientProtocolVersion, countCreation, creationRefusal, creatorOf, ownerOf, taskOrigin, type LocalAnswer } from '../tasks/task-context.js';
+import { isObject } from '../mcp/json.js';
+import { taskFromRecord } from '../task-model/task-wire.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
 import { callTarget, callTraceOf, captureCall, startCall, type CallPlan } from './call-start.js';
@@ -34,7 +36,7 @@ export interface CreationContext {
   readonly settings: DriverSettings;
 }
 
-/** 2025: the task now, the call after. */
+/** Legacy: the task now, the call after. */
 export async function createLegacyTask(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer> {
   const { ctx, deps } = c;
   const owner = ownerOf(request);
@@ -44,26 +46,25 @@ export async function createLegacyTask(c: CreationContext, request: TaskRequest,
   request.instance = instance;
   // A token-exchange upstream's token for the backend call, before any record is written.
   await request.route.prepareCredentials(request);
-  const requested = isObject(params.task) ? params.task.ttl : undefined;
-  const ttlMs = Math.min(typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default, ttlCap(deps, tool));
+  const ttlMs = ttlWithin(deps.policy, tool, isObject(params.task) ? params.task.ttl : undefined);
   const record = newRecord(request, tool, ttlMs, instance, deps);
   const plan: CallPlan = { call: captureCall(request.clientHeaders, params), instance, session: request.sessionId, timeoutMs: Math.min(c.policy.timeout, ttlMs) };
   const state: ProvidedState = { call: plan.call, instance: instance.url, round: 0 };
   const created = await deps.store.createProvidedTask(record, state, deps.policy.maxLivePerPrincipal);
-  if (created !== 'created') throw refusal(deps, created);
+  if (created !== 'created') throw creationRefusal(deps, created);
   const driver = startDriver(c, request, plan, true);
   driver.attach(record);
   announce(c, request, record);
   c.ctx.legacyPush.created(record);
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { task: taskFromRecord(record) } } };
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: request.wire.creationResult(taskFromRecord(record)) } };
 }
 
-/** 2026: the call first; a task only if it outlasts promoteAfter. */
+/** Modern: the call first; a task only if it outlasts promoteAfter. */
 export async function promoteModernCall(c: CreationContext, request: TaskRequest, message: JsonRpcRequest, params: JsonObject, tool: string): Promise<LocalAnswer | undefined> {
-  const ttlMs = Math.min(c.deps.policy.ttl.default, ttlCap(c.deps, tool));
+  const ttlMs = ttlWithin(c.deps.policy, tool);
   const held = await holdThenPromote(c, request, message, params, tool, { waitMs: c.policy.promoteAfter, timeoutMs: c.policy.timeout, ttlMs });
   if (held?.kind !== 'task') return held?.answer;
-  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'task', ...taskFromRecord(held.record) } } };
+  return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: request.wire.creationResult(taskFromRecord(held.record)) } };
 }
 
 /** How holdThenPromote holds a call. */
@@ -84,7 +85,7 @@ export type HoldOutcome =
 
 /**
  * Sends the call and waits up to `waitMs` for its answer: in time, the answer goes back as it
- * is; past it, the call goes on as a task of the request's era (2025: in the client's backend
+ * is; past it, the call goes on as a task of the request's era (legacy: in the client's backend
  * session) and its record is returned. A limit at that point (the owner's live tasks, the
  * creation rate) keeps the call plain, and the client waits for its answer. Undefined, before
  * anything is sent, when this replica holds as many calls as it may.
@@ -95,7 +96,7 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
   const instance = await selectInstanceFor(request, deps.store);
   request.instance = instance;
   await request.route.prepareCredentials(request);
-  const session = request.mcp!.era === 'legacy' ? request.sessionId : undefined;
+  const session = request.wire.sessions ? request.sessionId : undefined;
   const plan: CallPlan = { call: captureCall(request.clientHeaders, params), instance, session, timeoutMs: Math.min(options.timeoutMs, options.ttlMs) };
   const driver = startDriver(c, request, plan, true);
   const left = () => driver.runner.abort('aborted', 'the client left before the call became a task');
@@ -120,7 +121,7 @@ export async function holdThenPromote(c: Pick<CreationContext, 'ctx' | 'deps' | 
         return { kind: 'task', record };
       }
     }
-    // Released before the outcome is awaited: a 2025 question waiting for the task (task-driver.ts)
+    // Released before the outcome is awaited: a legacy question waiting for the task (task-driver.ts)
     // is then refused, and the call's stream moves on.
     driver.release();
     const outcome = first?.outcome ?? (await driver.runner.outcome);
@@ -154,52 +155,28 @@ function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: Task
 }
 
 function newRecord(request: TaskRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {
-  const now = Date.now();
-  const iso = new Date(now).toISOString();
-  const handle = mintHandle();
-  const header = request.clientHeaders['mcp-protocol-version'];
-  const era = request.mcp!.era;
-  return {
-    handle,
-    kind: 'provided',
-    owner: ownerOf(request),
-    upstream: request.route.pool.upstream,
-    instance: instance.url,
-    upstreamPath: request.route.upstreamPath,
-    // No backend task exists: the handle names the task on both sides of the gateway.
-    upstreamTaskId: handle,
-    era,
-    tool,
-    upstreamSession: era === 'legacy' ? request.sessionId : undefined,
-    protocolVersion: typeof header === 'string' && header.length <= 32 ? header : undefined,
-    createdAt: now,
-    createdAtIso: iso,
-    lastUpdatedAtIso: iso,
-    ttlMs,
-    expiresAt: now + ttlMs,
-    pollIntervalMs: enforcedInterval(undefined, deps.policy.poll.floor, deps.policy.poll.default),
-    status: 'working',
-    readOnce: deps.policy.tools[tool]?.readOnce ?? false,
-    // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
-    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
-    ...(background ? { backgroundCall: 'unread' as const } : undefined),
-    ...creatorOf(deps, request),
-  };
-}
-
-function ttlCap(deps: StageDeps, tool: string): number {
-  return Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
+  const wire = request.wire;
+  // No backend task exists: the handle names the task on both sides of the gateway.
+  return buildTaskRecord(
+    {
+      handle: mintHandle(),
+      kind: 'provided',
+      ...taskOrigin(request, instance.url),
+      era: wire.era,
+      tool,
+      upstreamSession: wire.sessions ? request.sessionId : undefined,
+      protocolVersion: clientProtocolVersion(request),
+      ttlMs,
+      backgroundCall: background,
+      ...creatorOf(deps, request),
+    },
+    deps.policy,
+  );
 }
 
 function announce(c: Pick<CreationContext, 'deps'>, request: TaskRequest, record: TaskRecord): void {
   request.createdTask = record;
   c.deps.observer.created(record);
-}
-
-function refusal(deps: StageDeps, outcome: 'owner-limit' | 'full'): GatewayError {
-  return outcome === 'owner-limit'
-    ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
-    : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });
 }
 
 /** A call that stayed plain: the backend's answer under the client's id, or why there is none. */

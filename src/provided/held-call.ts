@@ -5,7 +5,7 @@
  * room's context.
  */
 export interface HeldCall {
-  /** Stops the call because its task was cancelled (2025: the backend is told first). */
+  /** Stops the call because its task was cancelled (legacy: the backend is told first). */
   cancel(): Promise<void>;
   /** Stops the call and ends its task failed with `message` (shutdown). */
   fail(message: string): Promise<void>;

@@ -17,10 +17,10 @@ export interface ProvidedContext {
   readonly support: BackendSupport;
   /** The calls this replica holds, by task handle. */
   readonly held: Map<string, HeldCall>;
-  /** Backend calls in flight here, tasks or not yet (2026 calls before promotion). */
+  /** Backend calls in flight here, tasks or not yet (modern calls before promotion). */
   inFlight: number;
   /** Set once the gateway shuts down: a task's next call is not started then, the task ends failed. */
   closing: boolean;
-  /** 2025 status notifications on the sessions' GET streams (src/provided/legacy-push/). */
+  /** Legacy status notifications on the sessions' GET streams (src/provided/legacy-push/). */
   readonly legacyPush: LegacyStatusPush;
 }

@@ -3,9 +3,9 @@
  * policy names, an unmodified MCP server becomes task-capable through the gateway. This is the
  * room's one door, registered at the tasks stage's extension points (extension-points.ts) by
  * gateway.ts: a tool-call interceptor (a tools/call of a listed tool becomes a task), the
- * task-kind handler of `provided` records (their tasks/*, a 2025 client's answer to a question
+ * task-kind handler of `provided` records (their tasks/*, a legacy client's answer to a question
  * the backend asked mid-call, expiry and lapsed leases), a result filter (the results that
- * advertise tasks), an event-stream filter (2025 status on GET streams), and the
+ * advertise tasks), an event-stream filter (legacy status on GET streams), and the
  * GatewayRunTasks other capabilities use. It lives as
  * long as the gateway (its calls outlive any policy snapshot); each request brings its own
  * policy in request.snapshot.
@@ -15,16 +15,17 @@ import type { Transform } from 'node:stream';
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Logger } from 'pino';
 import { toWireError } from '../errors.js';
-import { declaresTasksExtension } from '../mcp/era.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import { LegacyStatusPush } from './legacy-push/legacy-status-push.js';
 import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import { wireOf, type EraWire } from '../task-model/task-wire.js';
+import { ttlWithin } from '../task-model/ttl-policy.js';
 import type { DetachOptions, DetachOutcome, EventStreamFilter, GatewayRunTasks, ResultFilter, StageDeps, TaskKindHandler, ToolCallInterceptor } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport, type LearntTaskSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
@@ -56,7 +57,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     this.ctx = { ...deps, replica: randomUUID(), support: new BackendSupport(), held: new Map<string, HeldCall>(), inFlight: 0, closing: false, legacyPush };
   }
 
-  /** 2025 status notifications for provided tasks, on the sessions' GET streams relayed here. */
+  /** Legacy status notifications for provided tasks, on the sessions' GET streams relayed here. */
   get legacyPush(): LegacyStatusPush {
     return this.ctx.legacyPush;
   }
@@ -66,7 +67,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     return this.ctx.support.learntOf(upstream, maxTools);
   }
 
-  /** EventStreamFilter: a 2025 session's GET stream also carries its provided tasks' status. */
+  /** EventStreamFilter: a legacy session's GET stream also carries its provided tasks' status. */
   attach(request: TaskRequest, stream: Transform): Transform {
     return this.ctx.legacyPush.attach(request, stream);
   }
@@ -83,17 +84,13 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const tool = params.name;
     const upstream = request.route.pool.upstream;
     const policy = request.route.config.providedTasks;
-    const era = request.mcp!.era;
-    if (!this.ctx.support.provides(policy, upstream, tool, era)) return undefined;
-    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, era, policy.timeout) };
-    if (era === 'legacy') {
-      if (!isObject(params.task)) return undefined;
-      request.toolName = tool.slice(0, 128);
-      return createLegacyTask(creation, request, message, params, tool);
-    }
-    // A client that did not declare the extension always gets the plain result.
-    if (!declaresTasksExtension(message)) return undefined;
+    const wire = request.wire;
+    if (!this.ctx.support.provides(policy, upstream, tool, wire)) return undefined;
+    const creation: CreationContext = { ctx: this.ctx, deps, policy, settings: this.settings(deps, request, wire, policy.timeout) };
+    // A client that did not ask for a task (modern: did not declare the extension) gets the plain result.
+    if (!wire.asksForTask(message)) return undefined;
     request.toolName = tool.slice(0, 128);
+    if (wire.taskStart === 'client') return createLegacyTask(creation, request, message, params, tool);
     request.declaresTasks = true;
     return promoteModernCall(creation, request, message, params, tool);
   }
@@ -117,18 +114,17 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
 
   /**
    * GatewayRunTasks: the call held, answered in time or gone on as a task recorded as a
-   * background call (src/background/), 2025 in the client's own backend session.
+   * background call (src/background/), legacy in the client's own backend session.
    */
   async runDetachable(deps: StageDeps, request: TaskRequest, message: JsonRpcRequest, options: DetachOptions): Promise<DetachOutcome | undefined> {
     const params = message.params;
     if (!isObject(params) || typeof params.name !== 'string') return undefined;
     const tool = params.name;
-    const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-    const settings = this.settings(deps, request, request.mcp!.era, options.timeoutMs);
+    const settings = this.settings(deps, request, request.wire, options.timeoutMs);
     const held = await holdThenPromote({ ctx: this.ctx, deps, settings }, request, message, params, tool, {
       waitMs: options.detachAfterMs,
       timeoutMs: options.timeoutMs,
-      ttlMs: Math.min(options.ttlMs, cap),
+      ttlMs: ttlWithin(deps.policy, tool, options.ttlMs),
       background: true,
     });
     if (!held) return undefined;
@@ -140,7 +136,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     return (await cancelTask(this.ctx, deps, record)) !== undefined;
   }
 
-  /** GatewayRunTasks: as a 2026 tasks/update gives them; a complete round goes on here. */
+  /** GatewayRunTasks: as a modern tasks/update gives them; a complete round goes on here. */
   async provideInput(deps: StageDeps, request: TaskRequest, record: TaskRecord, inputResponses: Record<string, unknown>): Promise<boolean> {
     const { retry } = await applyUpdate(deps, { id: 0, params: { taskId: record.handle, inputResponses } }, record);
     if (retry) await this.retryWithCredentials(deps, request, retry);
@@ -154,7 +150,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /**
-   * 2025: the client answered a question the backend asked during a provided task's call (the
+   * Legacy: the client answered a question the backend asked during a provided task's call (the
    * answer itself is forwarded to the backend by the takeover stage). Once none is left
    * unanswered, the task is working again.
    */
@@ -208,7 +204,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
 
   /**
    * SIGTERM: calls still running get until `deadline` (the drain time), then end their tasks
-   * failed, saying why. A task waiting for 2026 input holds no call and is left as it is.
+   * failed, saying why. A task waiting for modern input holds no call and is left as it is.
    */
   async close(drainMs: number): Promise<void> {
     // From now on no task's next call starts (call-again.ts): a call that ends meanwhile ends its task.
@@ -225,12 +221,12 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
   }
 
   /** What a call's driver needs, taken from the request now: a driver must not keep the request alive. */
-  private settings(deps: StageDeps, request: TaskRequest, era: 'legacy' | 'modern', timeoutMs: number): DriverSettings {
+  private settings(deps: StageDeps, request: TaskRequest, wire: EraWire, timeoutMs: number): DriverSettings {
     const provided = deps.policy.provided;
     const { maxResponseBytes, maxSseEventBytes } = request.route.limits;
     const callLimits = { maxResponseBytes, maxSseEventBytes };
     const settings: DriverSettings = {
-      era,
+      wire,
       upstream: request.route.pool.upstream,
       leaseMs: provided.lease,
       timeoutMs,
@@ -268,7 +264,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     this.retry(deps, request, retry);
   }
 
-  /** 2026 tasks/update answered every question: the call again, on this replica. */
+  /** Modern tasks/update answered every question: the call again, on this replica. */
   private retry(deps: StageDeps, request: TaskRequest, retry: Retry): void {
     const instance = request.route.pool.selectInstance();
     const upstream = request.route.config;
@@ -292,7 +288,7 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const target = callTarget(request, plan, false);
     const limits = request.route.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
-    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, 'modern', policy.timeout)).attach(retry.record);
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, wireOf(retry.record.era), policy.timeout)).attach(retry.record);
   }
 
   private async failUnstarted(deps: StageDeps, record: TaskRecord, message: string): Promise<void> {

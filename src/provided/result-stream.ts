@@ -15,7 +15,7 @@ import { serializeSseEvent } from '../mcp/sse-tap.js';
 import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import { RELATED_TASK } from './task-driver.js';
 
 /** The stream reads the task at least this often, whatever it hears. */

@@ -10,23 +10,22 @@ import type { JsonObject, ProvidedTaskView } from '../task-model/provided-state.
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { StageDeps } from '../tasks/extension-points.js';
 import type { LocalAnswer, TaskDeps } from '../tasks/task-context.js';
-import { detailedTask, isObject, taskFromRecord } from '../tasks/task-shapes.js';
+import { detailedTask, taskFromRecord, wireOf } from '../task-model/task-wire.js';
+import { isObject } from '../mcp/json.js';
 import type { ProvidedContext } from './provided-context.js';
 import { ending, transition, type Transition } from './transitions.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';
 
-/** tasks/get: the task as it stands (2026: the result, error or input asked, inline). */
+/** tasks/get: the task as it stands (modern: the result, error or input asked, inline). */
 export async function answerGet(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
-  let task: JsonObject;
-  if (record.era === 'legacy') {
-    task = taskFromRecord(record);
-  } else if (record.status === 'working' || record.status === 'cancelled') {
-    // Nothing of the state shows while the task runs or once it is cancelled: the record the
-    // poll opened is the answer, without a second read (on Redis a round trip and the state's
-    // decryption, on memory a deep copy of it; docs/benchmarks.md, "Provided tasks").
-    task = { ...taskFromRecord(record), resultType: 'complete' };
-  } else {
+  const wire = wireOf(record.era);
+  // What the record says is the answer whenever the era wants no more (legacy always; modern
+  // while the task runs or once it is cancelled): no second read, which on Redis is a round
+  // trip and the state's decryption, on memory a deep copy of it (docs/benchmarks.md,
+  // "Provided tasks"). Otherwise the state holds the result, error or input asked.
+  let task = wire.recordAnswer(record);
+  if (!task) {
     const view = await deps.store.readProvidedTask(record.handle);
     if (!view) throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
     task = detailedTask(view);
@@ -37,8 +36,8 @@ export async function answerGet(deps: TaskDeps, request: TaskRequest, message: J
   deps.store.recordPoll(record, {}, text, request.snapshotTag).catch((error: unknown) => {
     request.log.warn({ err: error, upstream: record.upstream, tool: record.tool }, 'could not record a provided task\'s poll answer');
   });
-  // 2026 delivers the result inline: for a read-once tool this answer is the delivery.
-  if (record.era === 'modern' && record.readOnce && (task.status === 'completed' || task.status === 'failed')) {
+  // A result delivered inline (modern): for a read-once tool this answer is the delivery.
+  if (wire.resultInline && record.readOnce && (task.status === 'completed' || task.status === 'failed')) {
     await deps.store.deleteTask(record.handle);
     deps.observer.forgotten(record, 'read_once');
   }
@@ -47,14 +46,15 @@ export async function answerGet(deps: TaskDeps, request: TaskRequest, message: J
 
 
 /**
- * tasks/cancel: the task is cancelled before the answer (2025: a MUST), and the call is
- * stopped on whichever replica holds it (it watches the task). 2025 refuses a task already
- * ended; 2026 acknowledges whatever the task's state.
+ * tasks/cancel: the task is cancelled before the answer (legacy: a MUST), and the call is
+ * stopped on whichever replica holds it (it watches the task). Legacy refuses a task already
+ * ended; modern acknowledges whatever the task's state.
  */
 export async function answerCancel(ctx: ProvidedContext, deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer> {
   const moved = await cancelTask(ctx, deps, record);
   request.statusSeen = moved ? 'cancelled' : undefined;
-  if (record.era === 'modern') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete' } } };
+  const wire = wireOf(record.era);
+  if (wire.cancelAnswer === 'ack') return { status: 200, body: { jsonrpc: '2.0', id: message.id, result: wire.completeResult({}) } };
   if (!moved) {
     const now = await deps.store.getTask(record.handle);
     if (!now) throw new GatewayError('TG_ERR_TASK_NOT_FOUND');
@@ -85,7 +85,7 @@ export interface Retry {
 }
 
 /**
- * 2026 tasks/update: the answers are kept (keys the task did not ask are ignored, as the
+ * Modern tasks/update: the answers are kept (keys the task did not ask are ignored, as the
  * extension says servers should); once every question of the round has one, the task is
  * working again and the call is retried with them. Always acknowledged.
  */

@@ -1,14 +1,14 @@
 /**
  * Holds one backend call for one provided task on this replica: keeps the call's lease in the
  * store, watches the task for a cancel or its end (any replica may cancel it), turns progress
- * into the task's statusMessage and (2025) the backend's questions into the task's pending
+ * into the task's statusMessage and (legacy) the backend's questions into the task's pending
  * requests, and writes the call's outcome into the task when it settles.
  *
- * A 2026 call starts before it is a task (it may answer within promoteAfter): until attach()
+ * A modern call starts before it is a task (it may answer within promoteAfter): until attach()
  * the driver only holds the call, and release() lets it go when the answer came in time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Era } from '../mcp/era.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { TAKEN_LEASE_HOLDER } from '../store/provided-store.js';
 import { StoreUnavailableError } from '../store/store-unavailable.js';
@@ -16,7 +16,8 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import { isTerminalStatus } from '../task-model/task-record.js';
 import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
-import { isObject, sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import { overCap, stepForOutcome, type OutcomeLimits } from './call-outcome.js';
 import type { CallOutcome, CallReports, CallRunner } from './call-runner.js';
 import type { HeldCall } from './held-call.js';
@@ -25,7 +26,7 @@ import { transition } from './transitions.js';
 import type { Tracing } from '../tracing/tracing.js';
 
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
-/** 2025: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
+/** Legacy: questions one call may leave unanswered at once; more ends the task (a backend in a loop). */
 const MAX_PENDING_REQUESTS = 32;
 /** How long a call's outcome is retried while the store is away (at least four leases). */
 const OUTCOME_WRITE_BUDGET_MS = 60_000;
@@ -33,14 +34,15 @@ const OUTCOME_WRITE_BUDGET_MS = 60_000;
 const PROGRESS_WRITE_MS = 500;
 
 export interface DriverSettings {
-  readonly era: Era;
+  /** The era of the client the task is for: how its input is asked, how its tool errors end it. */
+  readonly wire: EraWire;
   readonly upstream: string;
   readonly leaseMs: number;
   readonly limits: OutcomeLimits;
   /** upstreams.*.providedTasks.timeout: the task's backend time, all its calls together. */
   readonly timeoutMs: number;
   /**
-   * Makes the same task's call again with `requestState` (2026, no input asked; call-again.ts),
+   * Makes the same task's call again with `requestState` (modern, no input asked; call-again.ts),
    * settled once the next step is taken (a pause, or the task ended).
    */
   readonly retry: (record: TaskRecord, runner: CallRunner, requestState: string, callMs: number) => Promise<void>;
@@ -116,7 +118,7 @@ export class TaskDriver implements HeldCall {
     const record = await this.attachment;
     const callMs = performance.now() - this.startedAt;
     this.ctx.metrics.providedCallDuration.observe({ upstream: this.settings.upstream }, callMs / 1000);
-    const step = record ? stepForOutcome(outcome, this.settings.era, this.settings.limits, callMs) : undefined;
+    const step = record ? stepForOutcome(outcome, this.settings.wire, this.settings.limits, callMs) : undefined;
     if (!record || step?.kind === 'retry') {
       // The next call of the same task takes the lease over (same replica): not released here.
       // Until the next step is taken the call stays held, so that a shutdown meanwhile waits for
@@ -225,13 +227,13 @@ export class TaskDriver implements HeldCall {
   }
 
   /**
-   * 2025: a question of the backend's (elicitation, sampling) in the middle of the call. It goes
+   * Legacy: a question of the backend's (elicitation, sampling) in the middle of the call. It goes
    * to the client on the task's tasks/result stream under an id of the gateway's, with the
    * handle in its related-task _meta; the client's answer is routed back to this call's
    * session (task-requests.ts, routeClientResponse) and the task goes back to working.
    */
   private async relayServerRequest(request: JsonRpcRequest): Promise<void> {
-    if (this.settings.era !== 'legacy') return;
+    if (this.settings.wire.input !== 'server-requests') return;
     // Asked before the call is a task (a call held for a client without tasks, until it is
     // detached): it waits for the task, and the stream with it. A call that stays plain has no
     // task to ask through: the backend is told so rather than left waiting.

@@ -8,7 +8,7 @@
 import type { Store } from '../store/store.js';
 import type { ProvidedOutcome, ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
 import { isTerminalStatus, type TaskPatch, type TaskRecord, type TaskStatus } from '../task-model/task-record.js';
-import { sanitizeStatusMessage } from '../tasks/task-shapes.js';
+import { sanitizeStatusMessage } from '../task-model/status-message.js';
 
 /** What a step decides: the record's patch and the state to write, or nothing to do. */
 export type Decision = { readonly patch: TaskPatch; readonly state: ProvidedState } | undefined;

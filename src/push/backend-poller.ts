@@ -12,9 +12,9 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { presentPolledAnswer } from '../tasks/poll-answer.js';
+import { presentPolledAnswer } from '../task-model/poll-answer.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { taskKindHandler, type TaskDeps } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
 import { rpcAnswerOf } from '../mcp/event-stream.js';
 import { timerDelay } from '../lifecycle/timer-delay.js';
 

@@ -19,7 +19,7 @@
 import { PassThrough } from 'node:stream';
 import type { JsonRpcId } from '../errors.js';
 import { serializeSseEvent } from '../mcp/sse-tap.js';
-import type { JsonObject } from '../tasks/task-shapes.js';
+import type { JsonObject } from '../mcp/json.js';
 
 export const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 /** A comment this often keeps intermediaries from closing a quiet stream. */

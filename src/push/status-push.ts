@@ -1,7 +1,7 @@
 /**
  * Task status pushed to the client (DESIGN.md §10, docs/status-push.md): a 2026-07-28
  * subscriptions/listen naming task handles in `notifications.taskIds` is answered by the gateway
- * itself. This is the room's one door: the tasks stage hands it every 2026 listen (listen);
+ * itself. This is the room's one door: the tasks stage hands it every modern listen (listen);
  * it lives as long as the gateway (its streams outlive any policy), each request bringing its
  * own policy.
  *
@@ -25,7 +25,7 @@ import type { Store } from '../store/store.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { MethodTakeover } from '../tasks/extension-points.js';
 import { ownerOf, taskKindHandler, type LocalAnswer, type TaskDeps } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../tasks/task-shapes.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { BackendPoller } from './backend-poller.js';
 import { grantHandles } from './granted-handles.js';
 import { ListenerStream } from './listener-stream.js';
@@ -76,7 +76,7 @@ export class StatusPush implements MethodTakeover {
     return this.listenersByHandle.get(handle) ?? 0;
   }
 
-  /** MethodTakeover: a 2026 subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
+  /** MethodTakeover: a modern subscriptions/listen; the answer, or undefined to forward it as it is (no taskIds). */
   async takeOver(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer | undefined> {
     const params = isObject(message.params) ? message.params : {};
     const filter = params.notifications;

@@ -4,16 +4,16 @@
  * read from the store, so any replica renders the same thing.
  *
  * - A task the gateway runs itself: its record and state, rendered as tasks/get renders them
- *   (detailedTask of src/tasks/task-shapes.ts).
+ *   (detailedTask of src/task-model/task-wire.ts).
  * - A backend task: its poll snapshot, the last tasks/get answer the owner was given (by a
  *   client's poll, or by the polls and pushes of src/push/ itself). While it runs (or once
  *   cancelled) the record alone says everything; otherwise a snapshot that does not show the
  *   record's status is stale, and nothing is rendered until a fresher answer is stored.
  */
-import { detailedTask } from '../tasks/task-shapes.js';
+import type { JsonObject } from '../mcp/json.js';
+import { detailedTask, MODERN_WIRE } from '../task-model/task-wire.js';
 import type { Store } from '../store/store.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { taskFromRecord, type JsonObject } from '../tasks/task-shapes.js';
 
 export interface TaskView {
   readonly record: TaskRecord;
@@ -26,7 +26,9 @@ export async function readTaskView(store: Store, handle: string): Promise<TaskVi
   const read = await store.readPollSnapshot(handle);
   if (!read) return undefined;
   const { record } = read;
-  if (record.status === 'working' || record.status === 'cancelled') return { record, task: { ...taskFromRecord(record), resultType: 'complete' } };
+  // Listens are modern: what the record alone says, when that is the whole DetailedTask.
+  const known = MODERN_WIRE.recordAnswer(record);
+  if (known) return { record, task: known };
   if (record.kind === 'provided') {
     const view = await store.readProvidedTask(handle);
     return view ? { record: view.record, task: detailedTask(view) } : undefined;

@@ -13,7 +13,7 @@
 import type { Logger } from 'pino';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { TaskDeps } from '../tasks/task-context.js';
-import { isObject } from '../tasks/task-shapes.js';
+import { isObject } from '../mcp/json.js';
 import type { BackendPoller } from './backend-poller.js';
 import { isEventStream } from '../mcp/media-type.js';
 import { headerValue } from '../upstream/gateway-replies.js';

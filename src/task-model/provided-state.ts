@@ -21,11 +21,11 @@ export interface ProvidedCall {
 export type ProvidedOutcome = { readonly result: JsonObject } | { readonly error: JsonRpcErrorObject };
 
 export interface ProvidedState {
-  /** The call to make again on a 2026 retry; dropped once the task ends (nothing retries it then). */
+  /** The call to make again on a modern retry; dropped once the task ends (nothing retries it then). */
   readonly call?: ProvidedCall;
   /** Origin of the instance running (or that last ran) the backend call. */
   instance: string;
-  /** JSON-RPC id of the running backend call (2025: what notifications/cancelled names). */
+  /** JSON-RPC id of the running backend call (legacy: what notifications/cancelled names). */
   callId?: string;
   /** 2026-07-28: rounds so far (MRTR): every call made again, with input asked or without. */
   round: number;

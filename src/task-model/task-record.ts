@@ -23,7 +23,7 @@ export function isTerminalStatus(status: TaskStatus): boolean {
 /**
  * Who runs a task: `backend`, a task the backend created and the gateway took over;
  * `provided`, a task the gateway runs itself around a plain tools/call (src/provided/);
- * `bridged`, a backend's task of the other generation than its client's (src/bridge/): `era` is
+ * `bridged`, a backend's task of the other era than its client's (src/bridge/): `era` is
  * the client's, `protocolVersion` the backend's.
  */
 export type TaskKind = 'backend' | 'provided' | 'bridged';
@@ -41,7 +41,7 @@ export interface TaskRecord {
   readonly upstreamTaskId: string;
   readonly era: Era;
   readonly tool: string;
-  /** 2025 backends scope tasks to the session that created them (SDK 1.x). */
+  /** Legacy backends scope tasks to the session that created them (SDK 1.x). */
   readonly upstreamSession?: string;
   /** The protocol version the creating request used, for calls the gateway makes itself. */
   readonly protocolVersion?: string;
@@ -91,7 +91,7 @@ export interface ServerRequestRoute {
   /** The provided task whose backend call sent the request (its answer moves the task on). */
   readonly handle?: string;
   /**
-   * A bridged task's question (src/bridge/): the key of the backend's 2026 inputRequests it
+   * A bridged task's question (src/bridge/): the key of the backend's modern inputRequests it
    * stands for; the answer goes back as tasks/update, not as a response.
    */
   readonly inputKey?: string;

@@ -47,7 +47,7 @@ export interface TaskDeps extends StageDeps {
   readonly listenUpstream: UpstreamListener;
   /** Whether an upstream's credentials speak for the caller (token exchange, identity headers), not for the gateway. */
   readonly credentialsPerCaller: (upstream: string) => boolean;
-  /** Open 2025 tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
+  /** Open legacy tasks/result waits per principal on this replica (tasks.maxResultWaitsPerPrincipal). */
   readonly resultWaits: Map<string, number>;
   /** Capabilities registered at the stage's extension points. */
   readonly extensions: TaskExtensions;
@@ -59,7 +59,7 @@ export interface LocalAnswer {
   /** JSON (an object or its text), or a stream of `contentType`. */
   readonly body: unknown;
   readonly headers?: Record<string, string>;
-  /** application/json unless said otherwise (an event stream of a 2025 tasks/result). */
+  /** application/json unless said otherwise (an event stream of a legacy tasks/result). */
   readonly contentType?: string;
 }
 
@@ -82,7 +82,7 @@ export interface ResultFilter {
 }
 
 /**
- * Answers one request method in the core's place (src/push/ answers 2026 subscriptions/listen
+ * Answers one request method in the core's place (src/push/ answers modern subscriptions/listen
  * naming task handles). Undefined leaves the request to the backend.
  */
 export interface MethodTakeover {
@@ -101,7 +101,7 @@ export interface TaskKindHandler {
   readonly kind: TaskKind;
   /** A tasks/* operation on one of its tasks, after the owner check passed. */
   answer(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest, record: TaskRecord): Promise<LocalAnswer>;
-  /** 2025: the client answered a server request one of its tasks asked (relayed under `handle`). */
+  /** Legacy: the client answered a server request one of its tasks asked (relayed under `handle`). */
   inputAnswered(handle: string, requestId: string): Promise<void>;
   /** Cancels one of its tasks the way its owner's tasks/cancel does; false when it had ended. */
   cancel(deps: StageDeps, record: TaskRecord): Promise<boolean>;
@@ -117,7 +117,7 @@ export interface TaskKindHandler {
   sweep(deps: StageDeps, now: number): Promise<unknown>;
 }
 
-/** Adds messages of its own to a relayed 2025 event stream (a session's GET stream). */
+/** Adds messages of its own to a relayed legacy event stream (a session's GET stream). */
 export interface EventStreamFilter {
   attach(request: TaskRequest, stream: Transform): Transform;
 }
@@ -126,7 +126,7 @@ export interface EventStreamFilter {
  * A client's response to a server→client request the gateway relayed under an id of its own
  * (ServerRequestRoute): asked, in the order registered, before the stage routes the response
  * to the backend session that asked. The first answer is the request's answer (the response
- * was delivered some other way: src/bridge/ sends a 2026 backend's answer as tasks/update);
+ * was delivered some other way: src/bridge/ sends a modern backend's answer as tasks/update);
  * undefined leaves it to the next, then to the stage.
  */
 export interface ClientResponseTaker {

@@ -19,7 +19,7 @@ export function isHandleShaped(value: unknown): value is string {
 
 const SERVER_REQUEST_PREFIX = 'tg-';
 
-/** Ids the gateway gives server→client requests it relays (2025 era). */
+/** Ids the gateway gives server→client requests it relays (legacy era). */
 export function mintServerRequestId(): string {
   return `${SERVER_REQUEST_PREFIX}${randomBytes(12).toString('base64url')}`;
 }

@@ -1,6 +1,8 @@
 /** What the tasks stage's phases share: its dependencies, policy, and the answers it makes. */
 import type { TaskRequest } from './task-request.js';
 import { GatewayError } from '../errors.js';
+import type { CreateTaskOutcome } from '../store/create-outcome.js';
+import type { NewTask } from '../task-model/record-builder.js';
 import type { TaskRecord } from '../task-model/task-record.js';
 import type { LocalAnswer, StageDeps, TaskDeps, TaskKindHandler } from './extension-points.js';
 
@@ -23,6 +25,13 @@ export async function countCreation(deps: Pick<StageDeps, 'store' | 'policy'>, o
   }
 }
 
+/** A creation the store refused: the owner holds as many live tasks as it may, or the store is full. */
+export function creationRefusal(deps: Pick<StageDeps, 'policy'>, outcome: Exclude<CreateTaskOutcome, 'created'>): GatewayError {
+  return outcome === 'owner-limit'
+    ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
+    : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' });
+}
+
 /** Principal key of requests on a gateway running without authentication. */
 export const ANONYMOUS_OWNER = 'anonymous';
 
@@ -36,6 +45,27 @@ export function creatorOf(deps: Pick<StageDeps, 'recordCreator'>, request: TaskR
   const principal = request.principal;
   if (!deps.recordCreator || !principal) return undefined;
   return deps.recordCreator.subject ? { creatorIssuer: principal.issuer, creatorSubject: principal.subject } : { creatorIssuer: principal.issuer };
+}
+
+/**
+ * What a task made for this request takes from it (task-model/record-builder.ts): whose it is,
+ * where it lives (its upstream, the path and `instance`), and with tracing on, the link to
+ * this request's span that the calls made for the task later join (src/tracing/task-calls.ts).
+ */
+export function taskOrigin(request: TaskRequest, instance: string): Pick<NewTask, 'owner' | 'upstream' | 'instance' | 'upstreamPath' | 'traceparent'> {
+  return {
+    owner: ownerOf(request),
+    upstream: request.route.pool.upstream,
+    instance,
+    upstreamPath: request.route.upstreamPath,
+    traceparent: request.trace?.taskLink(),
+  };
+}
+
+/** The protocol version the client's request named (MCP-Protocol-Version), for calls the gateway makes itself. */
+export function clientProtocolVersion(request: TaskRequest): string | undefined {
+  const header = request.clientHeaders['mcp-protocol-version'];
+  return typeof header === 'string' && header.length <= 32 ? header : undefined;
 }
 
 /** Lifetime of the route kept for a relayed server→client request awaiting its answer. */

@@ -1,19 +1,21 @@
 /**
  * A backend created a task: mint a handle, store the record, and only once the store has
  * accepted it let the creation result go on, with the handle in place of the backend's id.
- * A creation the gateway refuses (limits, a 2026 client that did not declare the extension)
+ * A creation the gateway refuses (limits, a modern client that did not declare the extension)
  * is cancelled upstream and answered with an error instead.
  */
 import type { TaskRequest } from './task-request.js';
 import { GatewayError, renderErrorBody, toWireError } from '../errors.js';
 import { TASKS_EXTENSION } from '../mcp/era.js';
+import type { JsonObject } from '../mcp/json.js';
 import type { JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
-import { hideBackendId } from './backend-ids.js';
-import { mintHandle } from './handle.js';
-import { enforcedInterval } from '../task-model/poll-rule.js';
-import { countCreation, creatorOf, ownerOf, type TaskDeps } from './task-context.js';
+import { hideBackendId } from '../task-model/backend-ids.js';
+import { buildTaskRecord } from '../task-model/record-builder.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import { presentTask, readTask, recordedStatusMessage, type JsonObject } from './task-shapes.js';
+import { presentTask } from '../task-model/task-wire.js';
+import { advertisedTtl, ttlCap } from '../task-model/ttl-policy.js';
+import { mintHandle } from './handle.js';
+import { clientProtocolVersion, countCreation, creationRefusal, creatorOf, taskOrigin, type TaskDeps } from './task-context.js';
 import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 
 export async function registerCreatedTask(
@@ -23,57 +25,45 @@ export async function registerCreatedTask(
   taskObject: JsonObject,
   tool: string,
 ): Promise<McpMessage> {
-  const era = request.mcp!.era;
-  const fields = readTask(taskObject, era);
+  const wire = request.wire;
+  const fields = wire.readTask(taskObject);
   const instance = request.instance!;
   if (!fields) {
     // A creation result the gateway cannot read would leak the backend's id if relayed.
     return errorAnswer(request, response, new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'malformed task creation result' }));
   }
-  const now = Date.now();
-  const override = deps.policy.tools[tool];
-  const cap = Math.min(override?.maxTtl ?? Infinity, deps.policy.ttl.max);
-  const ttlMs = fields.ttlMs === null || fields.ttlMs === undefined ? cap : Math.min(fields.ttlMs, cap);
-  const poll = deps.policy.poll;
-  const handle = mintHandle();
-  const record: TaskRecord = {
-    handle,
-    kind: 'backend',
-    owner: ownerOf(request),
-    upstream: request.route.pool.upstream,
-    instance: instance.url,
-    upstreamPath: request.route.upstreamPath,
-    upstreamTaskId: fields.taskId,
-    era,
-    tool,
-    upstreamSession: era === 'legacy' ? upstreamSessionOf(request) : undefined,
-    protocolVersion: protocolVersionOf(request),
-    createdAt: now,
-    createdAtIso: fields.createdAt ?? new Date(now).toISOString(),
-    lastUpdatedAtIso: fields.lastUpdatedAt ?? fields.createdAt ?? new Date(now).toISOString(),
-    ttlMs,
-    expiresAt: now + ttlMs,
-    pollIntervalMs: enforcedInterval(fields.pollIntervalMs, poll.floor, poll.default),
-    status: fields.status,
-    statusMessage: recordedStatusMessage(fields.statusMessage, deps.policy.statusMessageMaxLength, { handle, upstreamTaskId: fields.taskId }),
-    readOnce: override?.readOnce ?? false,
-    // With tracing on, the task keeps a link to this request's span (src/tracing/task-calls.ts).
-    ...(request.trace ? { traceparent: request.trace.taskLink() } : undefined),
-    ...creatorOf(deps, request),
-  };
+  const record = buildTaskRecord(
+    {
+      handle: mintHandle(),
+      kind: 'backend',
+      ...taskOrigin(request, instance.url),
+      upstreamTaskId: fields.taskId,
+      era: wire.era,
+      tool,
+      upstreamSession: wire.sessions ? upstreamSessionOf(request) : undefined,
+      protocolVersion: clientProtocolVersion(request),
+      ttlMs: advertisedTtl(fields.ttlMs, ttlCap(deps.policy, tool)),
+      pollIntervalMs: fields.pollIntervalMs,
+      status: fields.status,
+      statusMessage: fields.statusMessage,
+      createdAtIso: fields.createdAt,
+      lastUpdatedAtIso: fields.lastUpdatedAt,
+      ...creatorOf(deps, request),
+    },
+    deps.policy,
+  );
 
-  if (era === 'modern' && !request.declaresTasks) {
-    // The backend broke a MUST: a task for a request that did not declare the extension.
-    cancelRefused(deps, request, record, 'undeclared');
-    return errorAnswer(
-      request,
-      response,
-      new GatewayError('TG_ERR_MISSING_CAPABILITY', { data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } }),
-    );
-  }
-
-  if (era === 'modern') {
-    // The 2026 backend decides to create a task, so this is the first moment it can be counted.
+  if (wire.taskStart === 'server') {
+    if (!request.declaresTasks) {
+      // The backend broke a MUST: a task for a request that did not declare the extension.
+      cancelRefused(deps, request, record, 'undeclared');
+      return errorAnswer(
+        request,
+        response,
+        new GatewayError('TG_ERR_MISSING_CAPABILITY', { data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } }),
+      );
+    }
+    // The backend decides to create a task, so this is the first moment it can be counted.
     try {
       await countCreation(deps, record.owner);
     } catch (error) {
@@ -98,24 +88,15 @@ export async function registerCreatedTask(
     return errorAnswer(
       request,
       response,
-      outcome === 'owner-limit'
-        ? new GatewayError('TG_ERR_TOO_MANY_TASKS', { data: { maxLiveTasks: deps.policy.maxLivePerPrincipal } })
-        : new GatewayError('TG_ERR_STORE_UNAVAILABLE', { detail: 'task store is full' }),
+      creationRefusal(deps, outcome),
     );
   }
   presentTask(taskObject, record);
-  // 2025 nests the task: the result around it (its _meta) may name the backend id as well.
-  if (era === 'legacy') hideBackendId(response.result, record, 'meta');
+  // A nested task (legacy): the result around it (its _meta) may name the backend id as well.
+  if (taskObject !== response.result) hideBackendId(response.result, record, 'meta');
   request.createdTask = record;
   deps.observer.created(record);
   return response;
-}
-
-/** The session the request used upstream: the task's own when the gateway pinned one. */
-
-function protocolVersionOf(request: TaskRequest): string | undefined {
-  const header = request.clientHeaders['mcp-protocol-version'];
-  return typeof header === 'string' && header.length <= 32 ? header : undefined;
 }
 
 function cancelRefused(deps: TaskDeps, request: TaskRequest, record: TaskRecord, reason: string): void {
@@ -130,7 +111,7 @@ function cancelRefused(deps: TaskDeps, request: TaskRequest, record: TaskRecord,
  * status follows the error; inside an event stream the status has already been sent.
  */
 function errorAnswer(request: TaskRequest, response: JsonRpcResponse, error: GatewayError): JsonRpcResponse {
-  request.replyStatus = error.statusIn(request.mcp!.era);
+  request.replyStatus = error.statusIn(request.wire.era);
   request.replyHeaders = error.headers;
   const body = renderErrorBody(error, response.id);
   return { kind: 'response', id: response.id, error: body.error, raw: { jsonrpc: '2.0' } };

@@ -1,8 +1,8 @@
 /**
  * The 2025-11-25 tasks/list, answered by the gateway from its own records: the scope filter
  * (owner, and the era and upstream a handle can reach) is part of the store query, and the
- * cursor is the gateway's own. A 2026 task has no place in a 2025 list: its object has other
- * fields (ttlMs, not ttl) and its handle cannot be used on a 2025 request anyway. A cursor only says where the
+ * cursor is the gateway's own. A modern task has no place in a legacy list: its object has other
+ * fields (ttlMs, not ttl) and its handle cannot be used on a legacy request anyway. A cursor only says where the
  * previous page ended; tampering with it cannot reach anyone else's tasks, because the owner
  * comes from the verified principal, never from the cursor.
  */
@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { TaskListPosition } from '../store/store.js';
 import type { TaskScope } from '../task-model/task-record.js';
 import type { TaskDeps } from './task-context.js';
-import { taskFromRecord } from './task-shapes.js';
+import { taskFromRecord } from '../task-model/task-wire.js';
 
 export async function listOwnTasks(deps: TaskDeps, scope: TaskScope, cursor: unknown): Promise<Record<string, unknown>> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);

@@ -14,6 +14,7 @@
 import type { RequestLog } from '../observability/logger.js';
 import type { CallHold } from '../limits/call-hold.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import type { ExchangeRecord } from '../observability/exchange-facts.js';
 import type { Instance } from '../routing/balancer.js';
 import type { Caller } from '../upstream/backend-route.js';
@@ -23,9 +24,15 @@ export interface TaskRequest extends ExchangeRecord, Caller {
   readonly route: Caller['route'];
   /** The parsed body of a POST; undefined on a GET or DELETE. */
   readonly mcp?: McpContext;
-  /** The HTTP method (a 2025 GET stream is the session's own). */
+  /**
+   * The request's era as a strategy (task-model/task-wire.ts): the wire of `mcp.era`, looked up
+   * once by the pipeline when the mcp stage decided the era. A request without a body is a
+   * legacy GET or DELETE (the modern era has neither), so its wire is the legacy one.
+   */
+  readonly wire: EraWire;
+  /** The HTTP method (a legacy GET stream is the session's own). */
   readonly httpMethod: string;
-  /** The 2025-era session this request belongs to (Mcp-Session-Id), if any. */
+  /** The legacy session this request belongs to (Mcp-Session-Id), if any. */
   readonly sessionId?: string;
   readonly log: RequestLog;
   /**
@@ -34,7 +41,7 @@ export interface TaskRequest extends ExchangeRecord, Caller {
    * except for a call the limits stage holds (callHold).
    */
   readonly abort: ClientAbort;
-  /** A 2025 tools/call holding a concurrency slot (src/limits/call-hold.ts). */
+  /** A legacy tools/call holding a concurrency slot (src/limits/call-hold.ts). */
   readonly callHold?: CallHold;
   /** The instance the request goes to: the routing stage's choice, or the task's own. */
   instance?: Instance;

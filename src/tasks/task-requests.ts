@@ -6,13 +6,15 @@
 import type { TaskRequest } from './task-request.js';
 import { GatewayError } from '../errors.js';
 import type { PollDecisionWithSnapshot } from '../store/store.js';
-import { declaresTasksExtension, TASKS_EXTENSION, type Era } from '../mcp/era.js';
+import { TASKS_EXTENSION, type Era } from '../mcp/era.js';
+import { isObject } from '../mcp/json.js';
 import { serializeMessage, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
 import { isHandleShaped, isServerRequestId } from './handle.js';
 import { countCreation, ownerOf, taskKindHandler, type LocalAnswer, type TaskDeps } from './task-context.js';
 import { listOwnTasks } from './task-list.js';
 import { isInScope, isTaskStatus, type TaskRecord, type TaskScope } from '../task-model/task-record.js';
-import { isObject, taskFromRecord, wholeIntervalMs, wholeTtlMs } from './task-shapes.js';
+import { wholeIntervalMs, wireOf } from '../task-model/task-wire.js';
+import { ttlWithin } from '../task-model/ttl-policy.js';
 
 const TASK_OPERATIONS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
 
@@ -43,19 +45,20 @@ export async function planTaskRequest(deps: TaskDeps, request: TaskRequest): Pro
   if (message.kind === 'response') return routeClientResponse(deps, request, message);
   if (message.kind !== 'request') return undefined;
 
-  const modern = mcp.era === 'modern';
+  const wire = request.wire;
   switch (message.method) {
     case 'tools/call':
       return (await interceptToolCall(deps, request, message)) ?? prepareToolCall(deps, request, message);
     case 'tasks/list':
-      if (modern || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+      if (!wire.hasTaskMethod('tasks/list') || !deps.authEnabled) throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
       return answerTaskList(deps, request, message);
     default:
-      if (!TASK_OPERATIONS.has(message.method)) return takeOverMethod(deps, request, message, mcp.era);
-      if (modern && message.method === 'tasks/result') throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
-      // tasks/update is not a 2025 method; the backend answers it as it answers any unknown one.
-      if (!modern && message.method === 'tasks/update') return undefined;
-      if (modern && !declaresTasksExtension(message)) throw missingTasksCapability();
+      if (!TASK_OPERATIONS.has(message.method)) return takeOverMethod(deps, request, message, wire.era);
+      if (!wire.hasTaskMethod(message.method)) {
+        if (wire.missingTaskMethod === 'refused') throw new GatewayError('TG_ERR_METHOD_NOT_FOUND');
+        return undefined;
+      }
+      if (!wire.declaresTasks(message)) throw missingTasksCapability();
       return prepareTaskOperation(deps, request, message);
   }
 }
@@ -79,9 +82,9 @@ async function interceptToolCall(deps: TaskDeps, request: TaskRequest, message: 
   return undefined;
 }
 
-/** 2025 tasks/list, from the gateway's own records, filtered by owner in the store query. */
+/** Legacy tasks/list, from the gateway's own records, filtered by owner in the store query. */
 async function answerTaskList(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<LocalAnswer> {
-  const scope: TaskScope = { owner: ownerOf(request), era: 'legacy', upstream: request.route.pool.upstream };
+  const scope: TaskScope = { owner: ownerOf(request), era: request.wire.era, upstream: request.route.pool.upstream };
   const result = await listOwnTasks(deps, scope, paramsOf(message).cursor);
   // Audited (event "list") and counted like every task operation, once it succeeded.
   request.taskOutcome = 'allowed';
@@ -92,7 +95,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: TaskRequest, messag
   const params = paramsOf(message);
   const handle = params.taskId;
   if (typeof handle === 'string') request.requestedHandle = handle.slice(0, 64);
-  const scope: TaskScope = { owner: ownerOf(request), era: request.mcp!.era, upstream: request.route.pool.upstream };
+  const scope: TaskScope = { owner: ownerOf(request), era: request.wire.era, upstream: request.route.pool.upstream };
   let record: TaskRecord;
   if (message.method === 'tasks/get') {
     // Lookup, scope check and poll decision are one store step (one round trip on Redis);
@@ -125,10 +128,7 @@ async function prepareTaskOperation(deps: TaskDeps, request: TaskRequest, messag
   request.task = record;
   request.taskOutcome = 'allowed';
   params.taskId = record.upstreamTaskId;
-  request.upstreamHeaders =
-    record.era === 'modern'
-      ? { 'mcp-name': record.upstreamTaskId }
-      : { 'mcp-session-id': record.upstreamSession ?? null };
+  request.upstreamHeaders = wireOf(record.era).taskRouteHeaders(record);
   rewriteBody(request, message);
   return undefined;
 }
@@ -155,7 +155,9 @@ function governPoll(deps: TaskDeps, request: TaskRequest, message: JsonRpcReques
     });
   }
   if (decision.snapshot === undefined) {
-    const result = answerFromRecord(record);
+    // What the record alone says, as tasks/get would: none when the era wants more (a modern
+    // task that ended or waits for input carries its result, error or questions).
+    const result = wireOf(record.era).recordAnswer(record);
     if (!result) {
       // Nothing the record alone can say validly: this early poll is forwarded after all.
       request.pollOutcome = 'forwarded';
@@ -176,19 +178,7 @@ function governPoll(deps: TaskDeps, request: TaskRequest, message: JsonRpcReques
 }
 
 /**
- * What an early poll gets when no answer of the backend is held yet (one is still in flight,
- * or was never recorded): the task as the record knows it. A 2026 DetailedTask that is
- * completed, failed or input_required must carry its result, error or inputRequests, which
- * the record does not hold; such a poll gets undefined and is forwarded instead.
- */
-function answerFromRecord(record: TaskRecord): Record<string, unknown> | undefined {
-  const task = taskFromRecord(record);
-  if (record.era === 'legacy') return task;
-  return record.status === 'working' || record.status === 'cancelled' ? { ...task, resultType: 'complete' } : undefined;
-}
-
-/**
- * 2025 tasks/result may block until the task ends: each open one holds a connection here and
+ * Legacy tasks/result may block until the task ends: each open one holds a connection here and
  * upstream, so a principal may hold only so many at once. Released when the answer ends.
  */
 function holdResultWait(deps: TaskDeps, request: TaskRequest): void {
@@ -210,19 +200,18 @@ async function prepareToolCall(deps: TaskDeps, request: TaskRequest, message: Js
   const params = paramsOf(message);
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : 'unknown';
   request.toolName = tool;
-  if (request.mcp!.era === 'modern') {
-    request.declaresTasks = declaresTasksExtension(message);
+  const wire = request.wire;
+  if (wire.taskStart === 'server') {
+    // The backend decides whether the call becomes a task; it may only for a request that declared the extension.
+    request.declaresTasks = wire.asksForTask(message);
     return undefined;
   }
+  // The client asks for the task (params.task), so its creation is counted before the backend works.
   if (!isObject(params.task)) return undefined;
-  // A 2025 client asks for the task, so its creation is counted before the backend works.
   await countCreation(deps, ownerOf(request));
-  // 2025: the client asks for a lifetime; the backend is asked for at most the policy's.
-  const cap = Math.min(deps.policy.tools[tool]?.maxTtl ?? Infinity, deps.policy.ttl.max);
-  const requested = params.task.ttl;
-  const wanted = typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : deps.policy.ttl.default;
-  // Whole milliseconds (TaskMetadata.ttl is an integer): a client's 1500.5 reaches the backend as 1500.
-  params.task.ttl = wholeTtlMs(Math.min(wanted, cap));
+  // The client asks for a lifetime; the backend is asked for at most the policy's, in whole
+  // milliseconds (TaskMetadata.ttl is an integer): a client's 1500.5 reaches the backend as 1500.
+  params.task.ttl = ttlWithin(deps.policy, tool, params.task.ttl);
   rewriteBody(request, message);
   return undefined;
 }

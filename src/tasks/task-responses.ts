@@ -12,9 +12,10 @@ import { SERVER_REQUEST_TTL_MS, type TaskDeps } from './task-context.js';
 import { registerCreatedTask } from './task-creation.js';
 import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import { changesNothing, isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
-import { hideBackendId, type Shape } from './backend-ids.js';
-import { creationTaskObject, isObject, presentDetailedTask, readTask, type JsonObject, type TaskFields } from './task-shapes.js';
-import { nextState, presentPolledAnswer } from './poll-answer.js';
+import { hideBackendId, type Shape } from '../task-model/backend-ids.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
+import { presentDetailedTask, wireOf, wireOfStatusNotification, type TaskFields } from '../task-model/task-wire.js';
+import { nextState, presentPolledAnswer } from '../task-model/poll-answer.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
@@ -30,7 +31,7 @@ async function rewriteResponse(deps: TaskDeps, request: TaskRequest, response: J
   const sent = request.mcp?.message;
   const answersThisRequest = sent?.kind === 'request' && sent.id === response.id;
   const method = answersThisRequest ? sent.method : undefined;
-  const era = request.mcp?.era ?? 'legacy';
+  const wire = request.wire;
   const record = request.task;
 
   if (response.error) {
@@ -49,13 +50,13 @@ async function rewriteResponse(deps: TaskDeps, request: TaskRequest, response: J
   // The registered filters see the result (extension-points.ts): tools/list and
   // server/discover advertise the tasks the gateway runs itself, and add its task tools.
   if (answersThisRequest && filterResult(deps, request, method, result)) return response;
-  // A creation result, on the POST stream or replayed on a resumed GET stream.
-  const created = creationTaskObject(result, era);
-  if (created && (method === 'tools/call' || (!answersThisRequest && era === 'legacy'))) {
+  // A creation result, on the POST stream or replayed on a resumed GET stream (a session's).
+  const created = wire.creationTaskObject(result);
+  if (created && (method === 'tools/call' || (!answersThisRequest && wire.sessions))) {
     return registerCreatedTask(deps, request, response, created, method === 'tools/call' ? (request.toolName ?? 'unknown') : 'unknown');
   }
   if (record && answersThisRequest) {
-    if (method === 'tasks/cancel' && era === 'legacy') {
+    if (method === 'tasks/cancel' && wire.cancelAnswer === 'task') {
       // The client changed the task: whatever snapshot early polls would get is stale now.
       await deps.store.invalidatePoll(record.handle);
       return presentPolledTask(deps, request, response, result, record);
@@ -67,12 +68,13 @@ async function rewriteResponse(deps: TaskDeps, request: TaskRequest, response: J
       await forgetIfReadOnce(deps, record);
       return changed ? response : undefined;
     }
-    if (era === 'modern') {
-      // update and cancel acks: the standard result shape, whatever the backend put there.
-      result.resultType = 'complete';
+    if (method === 'tasks/update' || method === 'tasks/cancel') {
+      // Acks (a cancel that answers the task was presented above): the standard result shape,
+      // whatever the backend put there.
+      wire.markComplete(result);
       hideBackendId(result, record);
+      await deps.store.invalidatePoll(record.handle);
     }
-    if (method === 'tasks/update' || method === 'tasks/cancel') await deps.store.invalidatePoll(record.handle);
     return response;
   }
   // Most replies (every plain tools/call) carry no task: relayed as the bytes they came as.
@@ -86,7 +88,7 @@ function filterResult(deps: TaskDeps, request: TaskRequest, method: string | und
   return changed;
 }
 
-/** tasks/get (and a 2025 tasks/cancel, which answers with the task): learn, present, remember. */
+/** tasks/get (and a legacy tasks/cancel, which answers with the task): learn, present, remember. */
 async function presentPolledTask(deps: TaskDeps, request: TaskRequest, response: JsonRpcResponse, result: JsonObject, record: TaskRecord): Promise<MessageRewrite> {
   const presented = presentPolledAnswer(deps.policy, record, result);
   if (!presented) return response;
@@ -94,14 +96,14 @@ async function presentPolledTask(deps: TaskDeps, request: TaskRequest, response:
   request.statusSeen = updated.status;
   const method = request.mcp?.message?.kind === 'request' ? request.mcp.message.method : undefined;
   if (method !== 'tasks/get') {
-    // 2025 tasks/cancel: the client changed the task, and the answer says so only once the
+    // Legacy tasks/cancel: the client changed the task, and the answer says so only once the
     // record does.
     await deps.store.updateTask(record.handle, patch);
     deps.observer.statusChanged(record, record.status, updated.status);
     return response;
   }
   // 2026-07-28 delivers the result inline: for a read-once tool this answer is the delivery.
-  const delivered = record.era === 'modern' && record.readOnce && isTerminalStatus(updated.status) && updated.status !== 'cancelled';
+  const delivered = wireOf(record.era).resultInline && record.readOnce && isTerminalStatus(updated.status) && updated.status !== 'cancelled';
   // A poll that ends the task (or revives it) or moves its lifetime also moves the owner's
   // live count and the expiry index, one more step on a shared store.
   const movesIndexes = isTerminalStatus(record.status) !== isTerminalStatus(updated.status) || record.expiresAt !== updated.expiresAt;
@@ -155,7 +157,7 @@ async function forgetIfReadOnce(deps: TaskDeps, record: TaskRecord): Promise<voi
   deps.observer.forgotten(record, 'read_once');
 }
 
-/** 2025: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
+/** Legacy: a server→client request (elicitation, sampling) relayed under a gateway-chosen id. */
 async function rewriteServerRequest(deps: TaskDeps, request: TaskRequest, message: JsonRpcRequest): Promise<MessageRewrite> {
   // The question is the task's, for the client: only its _meta is the gateway's.
   const changed = isObject(message.params) && (await hideInMessage(deps, request, message.params, 'meta'));
@@ -172,9 +174,9 @@ async function rewriteServerRequest(deps: TaskDeps, request: TaskRequest, messag
 
 async function rewriteNotification(deps: TaskDeps, request: TaskRequest, message: JsonRpcNotification): Promise<MessageRewrite> {
   if (!isObject(message.params)) return undefined;
-  if (message.method === 'notifications/tasks/status' || message.method === 'notifications/tasks') {
-    const era = message.method === 'notifications/tasks' ? 'modern' : 'legacy';
-    const fields = readTask(message.params, era);
+  const wire = wireOfStatusNotification(message.method);
+  if (wire) {
+    const fields = wire.readTask(message.params);
     const record = fields && (await recordOfUpstreamTask(deps, request, fields.taskId));
     // A task the gateway does not hold has no handle to show; its backend id must not leak.
     if (!fields || !record) return null;
@@ -231,7 +233,7 @@ async function recordOfUpstreamTask(deps: TaskDeps, request: TaskRequest, upstre
   return record?.kind === 'backend' ? record : undefined;
 }
 
-/** 2025 tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */
+/** Legacy tasks/list is served by the gateway: advertised exactly when it can tell principals apart. */
 function advertiseTaskList(result: JsonObject, authEnabled: boolean): void {
   const capabilities = result.capabilities;
   if (!isObject(capabilities) || !isObject(capabilities.tasks)) return;

@@ -27,6 +27,7 @@ import { claimedProtocolVersion, requestMeta } from '../mcp/era.js';
 import { isPlainObject, type JsonRpcNotification, type JsonRpcRequest, type McpMessage } from '../mcp/jsonrpc.js';
 import type { TaskFacts } from '../observability/exchange-facts.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
+import type { EraWire } from '../task-model/task-wire.js';
 
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
 export const ATTR_MCP_PROTOCOL_VERSION = 'mcp.protocol.version';
@@ -88,6 +89,8 @@ function nameParam(message: JsonRpcRequest | JsonRpcNotification): string | unde
 export interface AttributedRequest {
   readonly route: { readonly path: string; readonly pool: { readonly upstream: string } };
   readonly mcp?: { readonly era: string };
+  /** The request's era (task-model/task-wire.ts): whether it has sessions to name. */
+  readonly wire: Pick<EraWire, 'sessions'>;
   readonly clientHeaders: IncomingHttpHeaders;
   readonly httpMethod: string;
   readonly clientIp: string;
@@ -112,7 +115,7 @@ export function mcpAttributes(facts: McpFacts, request: AttributedRequest, sessi
   const version = protocolVersionOf(request, message);
   if (version !== undefined) attributes[ATTR_MCP_PROTOCOL_VERSION] = version;
   // Sessions ended with 2026-07-28; the conventions forbid the attribute from then on.
-  if (sessionId !== undefined && tg.mcp?.era !== 'modern') attributes[ATTR_MCP_SESSION_ID] = sessionId;
+  if (sessionId !== undefined && tg.wire.sessions) attributes[ATTR_MCP_SESSION_ID] = sessionId;
   return attributes;
 }
 

@@ -19,6 +19,7 @@ import type { ErrorCode } from '../errors.js';
 import type { McpContext } from '../mcp/mcp-stage.js';
 import type { ExchangeRecord } from '../observability/exchange-facts.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
+import type { EraWire } from '../task-model/task-wire.js';
 import { upstreamSessionOf } from '../mcp/mcp-stage.js';
 import {
   answerOutcome,
@@ -48,6 +49,7 @@ export interface SpanSource {
 /** What the spans read of the request they trace: the exchange, and its transport. */
 export interface TracedRequest extends ExchangeRecord {
   readonly mcp?: McpContext;
+  readonly wire: Pick<EraWire, 'sessions'>;
   readonly clientHeaders: IncomingHttpHeaders;
   readonly httpVersion: string;
   readonly sessionId?: string;

@@ -11,6 +11,7 @@ import { upstreamSchema } from '../../src/config/sections/upstreams.js';
 import type { Era } from '../../src/mcp/era.js';
 import type { McpMessage } from '../../src/mcp/jsonrpc.js';
 import { InstancePool } from '../../src/routing/balancer.js';
+import { wireOf } from '../../src/task-model/task-wire.js';
 import type { TaskRequest } from '../../src/tasks/task-request.js';
 import { BackendRoute } from '../../src/upstream/backend-route.js';
 import { ClientAbort } from '../../src/upstream/client-abort.js';
@@ -53,11 +54,14 @@ export interface TaskRequestOptions extends Partial<Omit<TaskRequest, 'mcp'>> {
   readonly message?: McpMessage;
 }
 
-/** A TaskRequest on `route` (a fresh testBackendRoute by default); `fields` are laid over it. */
+/**
+ * A TaskRequest on `route` (a fresh testBackendRoute by default); `fields` are laid over it. Its
+ * wire is its body's era, as the pipeline looks it up (a `wire` given wins).
+ */
 export function taskRequest(options: TaskRequestOptions = {}): TaskRequest {
   const { era, message, ...fields } = options;
   const mcp = era === undefined && message === undefined ? undefined : { era: era ?? 'legacy', batch: false, body: Buffer.alloc(0), messages: message ? [message] : [], message };
-  return {
+  const request = {
     route: testBackendRoute(),
     clientHeaders: {},
     httpMethod: 'POST',
@@ -70,4 +74,5 @@ export function taskRequest(options: TaskRequestOptions = {}): TaskRequest {
     mcp,
     ...fields,
   };
+  return { ...request, wire: fields.wire ?? wireOf(request.mcp?.era ?? 'legacy') };
 }

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Transform } from 'node:stream';
 import type { TaskRequest } from '../../tasks/task-request.js';
 import type { TaskRecord } from '../../task-model/task-record.js';
+import { wireOf } from '../../task-model/task-wire.js';
 import { ownerOf } from '../../tasks/task-context.js';
 import { SessionOutput } from './session-output.js';
 import { SessionWatch, type SessionKey, type WatchDeps } from './session-watch.js';
@@ -40,7 +41,7 @@ export class LegacyStatusPush {
   }
 
   /**
-   * The stream to send the client for a relayed event stream: for a 2025 session's standalone
+   * The stream to send the client for a relayed event stream: for a legacy session's standalone
    * GET, one that also carries the session's task status notifications; otherwise `tap` itself.
    */
   attach(request: TaskRequest, tap: Transform): Transform {
@@ -68,9 +69,9 @@ export class LegacyStatusPush {
     return output.stream;
   }
 
-  /** A 2025 provided task was created: the replica holding its session's GET stream takes it up. */
+  /** A legacy provided task was created: the replica holding its session's GET stream takes it up. */
   created(record: TaskRecord): void {
-    if (record.era !== 'legacy' || record.upstreamSession === undefined) return;
+    if (!wireOf(record.era).sessions || record.upstreamSession === undefined) return;
     const key = { owner: record.owner, upstream: record.upstream, session: record.upstreamSession };
     // Best effort, like every announcement: the poll stays the truth.
     this.#deps.store.events.publish(announcementKey(key)).catch(() => undefined);

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import type { Store } from '../../store/store.js';
 import { isTerminalStatus, type TaskRecord, type TaskStatus } from '../../task-model/task-record.js';
-import { taskFromRecord } from '../../tasks/task-shapes.js';
+import { taskFromRecord, wireOf } from '../../task-model/task-wire.js';
 import type { SessionOutput } from './session-output.js';
 
 /** Tasks one session watches at once; past it, newer tasks of the session are not pushed (polls still work). */
@@ -122,7 +122,7 @@ export class SessionWatch {
     const { owner, upstream, session } = this.#key;
     // A background call's client knows no tasks (src/background/): nothing is pushed for it.
     if (record.backgroundCall !== undefined) return false;
-    return record.kind === 'provided' && record.era === 'legacy' && record.owner === owner && record.upstream === upstream && record.upstreamSession === session;
+    return record.kind === 'provided' && wireOf(record.era).sessions && record.owner === owner && record.upstream === upstream && record.upstreamSession === session;
   }
 
   #remember(handle: string): void {
@@ -181,7 +181,7 @@ export class SessionWatch {
     }
   }
 
-  /** The Task exactly as this gateway's 2025 tasks/get answers it; no related-task _meta. */
+  /** The Task exactly as this gateway's legacy tasks/get answers it; no related-task _meta. */
   #send(record: TaskRecord): void {
     const output = this.#outputs.at(-1);
     const message = { jsonrpc: '2.0', method: 'notifications/tasks/status', params: taskFromRecord(record) };

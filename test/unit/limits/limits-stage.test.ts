@@ -19,6 +19,7 @@ import type { McpMessage } from '../../../src/mcp/jsonrpc.js';
 import { createMetrics, type GatewayMetrics } from '../../../src/observability/metrics.js';
 import { MemoryLimitStore } from '../../../src/store/memory-limit-store.js';
 import { waitFor } from '../../support/wait.js';
+import { wireOf } from '../../../src/task-model/task-wire.js';
 
 let limits: MemoryLimitStore;
 let metrics: GatewayMetrics;
@@ -44,7 +45,7 @@ interface Call {
 }
 
 function call(message: McpMessage, opts: { principal?: string; era?: Era; inFlight?: InFlight } = {}): Call {
-  const request: LimitedRequest = { mcp: { era: opts.era ?? 'modern', message }, principalKey: opts.principal, log: pino({ level: 'silent' }), route: { inFlight: opts.inFlight ?? new InFlight() } };
+  const request: LimitedRequest = { mcp: { message }, wire: wireOf(opts.era ?? 'modern'), principalKey: opts.principal, log: pino({ level: 'silent' }), route: { inFlight: opts.inFlight ?? new InFlight() } };
   const c: Call = {
     request,
     close: () => {

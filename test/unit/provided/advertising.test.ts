@@ -12,6 +12,7 @@ import { parseConfig, type Config } from '../../../src/config/index.js';
 import type { Era } from '../../../src/mcp/era.js';
 import { ADVERTISING_METHODS, advertiseProvidedTasks } from '../../../src/provided/advertising.js';
 import { BackendSupport } from '../../../src/provided/backend-support.js';
+import { LEGACY_WIRE, MODERN_WIRE } from '../../../src/task-model/task-wire.js';
 
 const EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -62,7 +63,7 @@ describe('advertising provided tasks', () => {
       assert.equal(advertised.changed, false, method);
       assert.deepEqual(advertised.result, result, method);
     }
-    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', 'legacy'), true, 'nor learns from it');
+    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', LEGACY_WIRE), true, 'nor learns from it');
   });
 });
 
@@ -115,7 +116,7 @@ describe('tools/list (2025-11-25)', () => {
     const { changed, result } = advertise('tools/list', { tools: [{ name: 'slow_scan', execution: { taskSupport: 'required' } }] }, { support });
     assert.equal(changed, false);
     assert.deepEqual(result.tools, [{ name: 'slow_scan', execution: { taskSupport: 'required' } }]);
-    assert.equal(support.provides({ tools: ['slow_scan'], promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', 'legacy'), false);
+    assert.equal(support.provides({ tools: ['slow_scan'], promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', LEGACY_WIRE), false);
   });
 
   it('learns every page it sees, one after another', () => {
@@ -151,7 +152,7 @@ describe('tools/list (2025-11-25)', () => {
     const support = new BackendSupport();
     const modern = advertise('tools/list', { tools: [{ name: 'slow_scan', execution: { taskSupport: 'required' } }] }, { era: 'modern', support });
     assert.equal(modern.changed, false);
-    assert.equal(support.provides({ tools: ['slow_scan'], promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', 'legacy'), true, 'and learns nothing from it');
+    assert.equal(support.provides({ tools: ['slow_scan'], promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', LEGACY_WIRE), true, 'and learns nothing from it');
   });
 
   it('marks every tool under tools: all', () => {
@@ -171,9 +172,9 @@ describe('server/discover (2026-07-28)', () => {
     const support = new BackendSupport();
     const { result } = advertise('server/discover', { capabilities: { extensions: { [EXTENSION]: { own: true } } } }, { era: 'modern', support });
     assert.deepEqual(result.capabilities, { extensions: { [EXTENSION]: { own: true } } });
-    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', 'modern'), false);
+    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', MODERN_WIRE), false);
     advertise('server/discover', { capabilities: {} }, { era: 'modern', support });
-    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', 'modern'), true, 'a later discover without it: the gateway runs them again');
+    assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'slow_scan', MODERN_WIRE), true, 'a later discover without it: the gateway runs them again');
   });
 
   it('takes a declaration that is no object for none, and replaces it', () => {
@@ -181,7 +182,7 @@ describe('server/discover (2026-07-28)', () => {
       const support = new BackendSupport();
       const { result } = advertise('server/discover', { capabilities: { extensions: { [EXTENSION]: declared } } }, { era: 'modern', support });
       assert.deepEqual(result.capabilities, { extensions: { [EXTENSION]: {} } }, JSON.stringify(declared));
-      assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'x', 'modern'), true, JSON.stringify(declared));
+      assert.equal(support.provides({ tools: 'all', promoteAfter: 0, timeout: 1 }, 'tools', 'x', MODERN_WIRE), true, JSON.stringify(declared));
     }
   });
 

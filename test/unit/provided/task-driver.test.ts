@@ -23,6 +23,7 @@ import { replyEvents, replyJson, startScriptedBackend, type ScriptedBackend } fr
 import { quietTaskObserver } from '../../support/task-observer.js';
 import { waitFor } from '../../support/wait.js';
 import { providedRecord, providedState } from '../../support/task-records.js';
+import { wireOf } from '../../../src/task-model/task-wire.js';
 
 let backend: ScriptedBackend;
 const agent = new Agent({ connections: 8 });
@@ -57,7 +58,7 @@ async function driven(era: Era, opts: { attach?: boolean; record?: Partial<TaskR
   const target = { origin: backend.origin, send: sendThrough(agent, backend.origin, '/mcp'), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
   const retries: string[] = [];
   const settings: DriverSettings = {
-    era,
+    wire: wireOf(era),
     upstream: 'tools',
     leaseMs: 15_000,
     limits: { maxResultBytes: opts.maxResultBytes ?? 4096, statusMessageMaxLength: 200 },

@@ -155,3 +155,41 @@ describe('decidePollAt', () => {
     }
   });
 });
+
+describe('poll governance rule', () => {
+  const rules = { intervalMs: 1000, toleranceMs: 50, abuseFactor: 3 };
+  it('forwards the first poll and any poll after the interval, minus the tolerance', () => {
+    const first = decidePoll(undefined, 10_000, rules);
+    assert.equal(first.verdict, 'forward');
+    const tolerated = decidePoll(first.next, 10_950, rules);
+    assert.equal(tolerated.verdict, 'forward');
+    assert.equal(tolerated.next.lastForwardedAt, 11_000, 'booked when it was due, so the schedule does not creep');
+    assert.equal(decidePoll(first.next, 12_000, rules).next.lastForwardedAt, 12_000, 'a late poll is booked when it came');
+    const early = decidePoll(first.next, 10_400, rules);
+    assert.equal(early.verdict, 'early');
+    assert.equal(early.retryAfterMs, 550);
+  });
+
+  it('measures from the last forwarded poll, so early polls do not push the next one back', () => {
+    let state = decidePoll(undefined, 0, rules).next;
+    for (const t of [300, 600, 900]) state = decidePoll(state, t, rules).next;
+    assert.equal(decidePoll(state, 960, rules).verdict, 'forward');
+  });
+
+  it('calls it abuse past the factor, and forgives at the next allowed poll', () => {
+    let state = decidePoll(undefined, 0, rules).next;
+    const verdicts = [100, 200, 300, 400].map((t) => {
+      const d = decidePoll(state, t, rules);
+      state = d.next;
+      return d.verdict;
+    });
+    assert.deepEqual(verdicts, ['early', 'early', 'early', 'abusive']);
+    assert.equal(decidePoll(state, 1000, rules).verdict, 'forward');
+  });
+
+  it('enforces the floor and supplies a default', () => {
+    assert.equal(enforcedInterval(200, 1000, 5000), 1000);
+    assert.equal(enforcedInterval(3000, 1000, 5000), 3000);
+    assert.equal(enforcedInterval(undefined, 0, 5000), 5000);
+  });
+});

@@ -6,11 +6,11 @@
  * in `_meta`, in a progress or log line. This is the one rewrite for all of that: in
  * everything a client is shown about a task, each occurrence of the backend id that stands on
  * its own becomes the handle. Every writer of what a client sees about a backend task (the
- * task objects of task-shapes.ts, the replies and notifications of task-responses.ts, and the
- * polls and pushes of src/push/ through them) goes through here.
+ * task objects of task-wire.ts, the replies and notifications of src/tasks/task-responses.ts,
+ * and the polls and pushes of src/push/ through them) goes through here.
  *
  * What a task carries for the client is relayed as the backend wrote it: the tool result
- * (inline `result`, a 2025 tasks/result) and the questions it asks (`inputRequests`, 2025
+ * (inline `result`, a legacy tasks/result) and the questions it asks (`inputRequests`, legacy
  * server→client requests). They are the backend's answer to the client, not text about the
  * task, and a short id would corrupt them ("2 + 2" is not about task "2"); only their `_meta`
  * is rewritten.
@@ -25,7 +25,7 @@ export interface TaskIds {
 /**
  * `whole`: every string (an error, an ack, a notification about the task);
  * `task`: a task object, whose `result` and `inputRequests` are what it carries for the client;
- * `meta`: only the `_meta` in it, at any depth (what a task carries for the client; a 2025
+ * `meta`: only the `_meta` in it, at any depth (what a task carries for the client; a legacy
  * creation result around its task object, which presentTask has rewritten already).
  */
 export type Shape = 'whole' | 'task' | 'meta';

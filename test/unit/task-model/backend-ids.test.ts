@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hideBackendId, hideBackendIdInText } from '../../../src/tasks/backend-ids.js';
+import { hideBackendId, hideBackendIdInText } from '../../../src/task-model/backend-ids.js';
 import { mintHandle } from '../../../src/tasks/handle.js';
 
 const handle = mintHandle();
