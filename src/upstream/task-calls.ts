@@ -11,9 +11,10 @@
  */
 import type { Dispatcher } from 'undici';
 import type { InFlight } from '../lifecycle/in-flight.js';
-import { isModernVersion } from '../mcp/era.js';
+import type { Era } from '../mcp/era-name.js';
 import type { JsonObject } from '../mcp/json.js';
 import type { TaskRecord } from '../task-model/task-record.js';
+import { backendWireOf } from '../task-model/task-wire.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { composeSend, credentials, GATEWAY_CALL_TIMEOUT_MS, heldIn, sendThrough, spanOutcome, timeLimits, traceContext, type Send } from './gateway-send.js';
@@ -109,12 +110,16 @@ export function createTaskCalls(options: TaskCallsOptions): TaskCalls {
 }
 
 /**
- * A call about `record` in its backend's generation: a bridged task's is the other than its
- * client's (src/bridge/), and its record keeps the backend's protocol version. A call naming
- * the task (its taskId) says so in Mcp-Name too.
+ * A call about a task, framed in the era its backend speaks (backendWireOf: a bridged task's
+ * backend speaks the other era than its client, and its record keeps the backend's protocol
+ * version). A call naming the task (its taskId) says so in Mcp-Name too.
  */
+const TASK_CALL_FRAMING: Readonly<Record<Era, (record: TaskRecord, method: string, params: JsonObject) => FramedRequest>> = {
+  legacy: (record, method, params) => frameLegacy(method, params, { version: record.protocolVersion ?? LEGACY_VERSION, session: record.upstreamSession }),
+  modern: (record, method, params) =>
+    frameModern(method, params, { version: record.protocolVersion, capabilities: TASKS_CAPABILITIES, name: 'taskId' in params ? record.upstreamTaskId : undefined }),
+};
+
 function frameTaskCall(record: TaskRecord, method: string, params: JsonObject): FramedRequest {
-  const modernWire = record.kind === 'bridged' ? isModernVersion(record.protocolVersion) : record.era === 'modern';
-  if (!modernWire) return frameLegacy(method, params, { version: record.protocolVersion ?? LEGACY_VERSION, session: record.upstreamSession });
-  return frameModern(method, params, { version: record.protocolVersion, capabilities: TASKS_CAPABILITIES, name: 'taskId' in params ? record.upstreamTaskId : undefined });
+  return TASK_CALL_FRAMING[backendWireOf(record).era](record, method, params);
 }
