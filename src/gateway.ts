@@ -228,22 +228,22 @@ function buildSharedParts(config: Config, deps: GatewayDeps): { shared: SharedPa
 }
 
 /**
- * Every instance of every routed upstream whose policy bridges, with the route's path and the
- * gateway's own credentials (a static bearer; a probe speaks for no principal, so identity
- * headers and token exchange send none).
+ * Every instance of every routed upstream whose policy bridges, with its route's way to it for
+ * the gateway itself (BackendRoute.asGateway: the route's path and the gateway's own
+ * credentials, a static bearer; a probe speaks for no principal, so identity headers and token
+ * exchange send none).
  */
 function probeTargetsOf(policy: PolicySnapshot): ProbeTarget[] {
   const targets = new Map<string, ProbeTarget>();
   for (const route of policy.config.routes) {
     const upstream = policy.config.upstreams[route.upstream];
-    const dispatcher = policy.agents.get(route.upstream);
+    const backend = policy.matchRoute(route.path)?.backend;
     // A backend that authenticates each caller by an exchanged token can tell the gateway
     // nothing for no one: such an upstream is not probed (docs/bridging.md).
-    if (!upstream || !dispatcher || upstream.bridge === 'off' || upstream.credentials.type === 'token-exchange') continue;
-    const headers: Record<string, string> = upstream.credentials.type === 'bearer' ? { authorization: `Bearer ${upstream.credentials.token}` } : {};
+    if (!upstream || !backend || upstream.bridge === 'off' || upstream.credentials.type === 'token-exchange') continue;
     for (const origin of upstream.instances) {
       const key = `${route.upstream} ${origin}`;
-      if (!targets.has(key)) targets.set(key, { upstream: route.upstream, origin, path: route.upstreamPath, dispatcher, headers });
+      if (!targets.has(key)) targets.set(key, { upstream: route.upstream, origin, send: backend.asGateway(origin) });
     }
   }
   return [...targets.values()];

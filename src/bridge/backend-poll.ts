@@ -13,7 +13,7 @@ import type { StageDeps } from '../tasks/extension-points.js';
 import { nextState } from '../task-model/poll-answer.js';
 import { MODERN_WIRE, type TaskFields } from '../task-model/task-wire.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { callModern, taskCall } from './modern-call.js';
 
 export const LOST_MESSAGE = 'the backend no longer knows this task';

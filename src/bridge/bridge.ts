@@ -49,9 +49,8 @@ export interface BridgeDeps {
   readonly metrics: GatewayMetrics;
 }
 
-/** How long a probe waits for an answer (the gateway's own calls wait as long elsewhere). */
-const PROBE_TIMEOUT_MS = 10_000;
-const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024, timeoutMs: PROBE_TIMEOUT_MS };
+/** What a probe's answer may hold (how long it may take is the gateway's own call timeout, BackendRoute.asGateway). */
+const PROBE_LIMITS = { maxResponseBytes: 4 * 1024 * 1024, maxSseEventBytes: 4 * 1024 * 1024 };
 
 /**
  * The 2026-07-28 methods a modern client's request may name that the bridge answers for a backend
@@ -223,8 +222,8 @@ export class Bridge implements ToolCallInterceptor, ResultFilter, TaskKindHandle
 
   /**
    * The console's cancel (no client request at hand): the backend is asked in its own era (the
-   * gateway's own calls frame a bridged record by its backend's wire, backendWireOf in
-   * src/task-model/task-wire.ts), and the task is `cancelled` here at once.
+   * gateway's own calls, src/upstream/task-calls.ts, frame a bridged record by its backend's
+   * wire, backendWireOf in src/task-model/task-wire.ts), and the task is `cancelled` here at once.
    */
   async cancel(deps: StageDeps, record: TaskRecord): Promise<boolean> {
     const now = await deps.store.getTask(record.handle);

@@ -6,19 +6,25 @@
  * again at once. An answer that is an error, or a 4xx, says "not served"; no answer at all
  * (refused, reset, timed out) says nothing, and the probe is made again later.
  */
-import { isObject, type JsonObject } from '../mcp/json.js';
-import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
-import { exchange, headerValue, newRequestId, type ExchangeLimits, type ExchangeTarget, type RpcAnswer } from './rpc-exchange.js';
+import { isObject } from '../mcp/json.js';
+import { TASKS_EXTENSION } from '../mcp/era.js';
+import type { Send } from '../upstream/gateway-send.js';
+import { headerValue } from '../upstream/gateway-replies.js';
+import { frameLegacy, frameLegacyNotification, frameModern, GATEWAY_CLIENT_INFO, LEGACY_VERSION, legacyHeaders, type FramedRequest, type LegacyFraming } from '../upstream/request-framer.js';
+import { readAnswer, type ExchangeLimits, type RpcAnswer } from './rpc-exchange.js';
 
-export const LEGACY_VERSION = '2025-11-25';
-export const BRIDGE_CLIENT_INFO = { name: 'taskgate', version: '0' };
 /** tools/list pages read at most, so a backend that pages forever cannot hold the probe. */
 const MAX_TOOL_PAGES = 20;
 
-export interface ProbeTarget extends ExchangeTarget {
+export interface ProbeTarget {
   readonly upstream: string;
-  /** The route's credentials for the gateway itself (no principal: a probe speaks for no one). */
-  readonly headers: Record<string, string>;
+  /** The instance's origin, as the policy lists it. */
+  readonly origin: string;
+  /**
+   * The way to the instance for the gateway itself (BackendRoute.asGateway): the route's own
+   * credentials (no principal: a probe speaks for no one) and the gateway's call timeout.
+   */
+  readonly send: Send;
 }
 
 /** What an instance serves; undefined fields: the probe got no answer to that question. */
@@ -43,12 +49,9 @@ export async function probeInstance(target: ProbeTarget, limits: ExchangeLimits)
 }
 
 async function probeModern(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'modern' | 'modernTasks' | 'authRefused'>> {
-  const id = newRequestId();
-  const params = { _meta: modernEnvelope({}) };
-  const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'server/discover', params });
   let answer: RpcAnswer;
   try {
-    answer = await exchange(target, id, body, { ...target.headers, 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'server/discover' }, limits);
+    answer = await ask(target, frameModern('server/discover', {}, { capabilities: {} }), limits);
   } catch {
     return {};
   }
@@ -62,11 +65,10 @@ async function probeModern(target: ProbeTarget, limits: ExchangeLimits): Promise
 }
 
 async function probeLegacy(target: ProbeTarget, limits: ExchangeLimits): Promise<Pick<InstanceGenerations, 'legacy' | 'legacyTasks' | 'legacyTools' | 'authRefused'>> {
-  const id = newRequestId();
-  const params = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: BRIDGE_CLIENT_INFO };
+  const params = { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: GATEWAY_CLIENT_INFO };
   let answer: RpcAnswer;
   try {
-    answer = await exchange(target, id, JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }), target.headers, limits);
+    answer = await ask(target, frameLegacy('initialize', params, {}), limits);
   } catch {
     return {};
   }
@@ -74,32 +76,30 @@ async function probeLegacy(target: ProbeTarget, limits: ExchangeLimits): Promise
   if (answer.status === 401 || answer.status === 403) return { authRefused: true };
   const result = answer.response?.result;
   if (!isObject(result)) return { legacy: false, legacyTasks: false };
-  const session = headerValue(answer.headers['mcp-session-id']);
-  const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;
-  const sessionHeaders: Record<string, string> = { ...target.headers, 'mcp-protocol-version': version };
-  if (session) sessionHeaders['mcp-session-id'] = session;
+  const session: LegacyFraming = {
+    version: typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION,
+    session: headerValue(answer.headers['mcp-session-id']),
+  };
   const capabilities = isObject(result.capabilities) ? result.capabilities : {};
   const tasks = isObject(capabilities.tasks) ? capabilities.tasks : {};
   const legacyTasks = isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
   try {
     if (!legacyTasks) return { legacy: true, legacyTasks: false };
-    await notify(target, sessionHeaders, 'notifications/initialized', limits);
-    return { legacy: true, legacyTasks: true, legacyTools: await listTaskSupport(target, sessionHeaders, limits) };
+    await target.send(frameLegacyNotification('notifications/initialized', session), (reply) => reply.body.dump());
+    return { legacy: true, legacyTasks: true, legacyTools: await listTaskSupport(target, session, limits) };
   } catch {
     // The session answered initialize but not what followed: tasks yes, tools unknown.
     return { legacy: true, legacyTasks: true };
   } finally {
-    if (session) await closeSession(target, sessionHeaders, limits);
+    if (session.session) await closeSession(target, session);
   }
 }
 
-async function listTaskSupport(target: ProbeTarget, headers: Record<string, string>, limits: ExchangeLimits): Promise<Record<string, string>> {
+async function listTaskSupport(target: ProbeTarget, session: LegacyFraming, limits: ExchangeLimits): Promise<Record<string, string>> {
   const tools: Record<string, string> = {};
   let cursor: string | undefined;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const id = newRequestId();
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: cursor === undefined ? {} : { cursor } });
-    const result = (await exchange(target, id, body, headers, limits)).response?.result;
+    const result = (await ask(target, frameLegacy('tools/list', cursor === undefined ? {} : { cursor }, session), limits)).response?.result;
     if (!isObject(result) || !Array.isArray(result.tools)) break;
     for (const tool of result.tools) {
       if (!isObject(tool) || typeof tool.name !== 'string') continue;
@@ -112,33 +112,15 @@ async function listTaskSupport(target: ProbeTarget, headers: Record<string, stri
   return tools;
 }
 
-async function notify(target: ProbeTarget, headers: Record<string, string>, method: string, limits: ExchangeLimits): Promise<void> {
-  const reply = await target.dispatcher.request({
-    origin: target.origin,
-    path: target.path,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', method }),
-    headersTimeout: limits.timeoutMs,
-    bodyTimeout: limits.timeoutMs,
-  });
-  await reply.body.dump();
+/** Sends one framed request of the probe's and reads the answer to it. */
+function ask(target: ProbeTarget, framed: FramedRequest, limits: ExchangeLimits): Promise<RpcAnswer> {
+  return target.send(framed, readAnswer(framed.id, limits));
 }
 
-async function closeSession(target: ProbeTarget, headers: Record<string, string>, limits: ExchangeLimits): Promise<void> {
+async function closeSession(target: ProbeTarget, session: LegacyFraming): Promise<void> {
   try {
-    const reply = await target.dispatcher.request({ origin: target.origin, path: target.path, method: 'DELETE', headers, headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs });
-    await reply.body.dump();
+    await target.send({ method: 'DELETE', headers: legacyHeaders(session) }, (reply) => reply.body.dump());
   } catch {
     // Best effort: the backend forgets an idle session by itself.
   }
-}
-
-/** The 2026-07-28 per-request `_meta` the gateway sends as a client, with these capabilities. */
-export function modernEnvelope(clientCapabilities: JsonObject): JsonObject {
-  return {
-    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
-    'io.modelcontextprotocol/clientInfo': BRIDGE_CLIENT_INFO,
-    'io.modelcontextprotocol/clientCapabilities': clientCapabilities,
-  };
 }

@@ -16,7 +16,7 @@ import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import { taskFromRecord } from '../task-model/task-wire.js';
 import { learn, pollBackend } from './backend-poll.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { callModern, taskCall } from './modern-call.js';
 
 const CANCELLED_MESSAGE = 'The task was cancelled by request.';

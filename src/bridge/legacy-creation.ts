@@ -11,7 +11,7 @@
  * Creation is counted before the backend works, as for any legacy task request.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
-import { GatewayError, toWireError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { MODERN_VERSION } from '../mcp/era.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
@@ -24,7 +24,7 @@ import { mintHandle } from '../tasks/handle.js';
 import { countCreation, creationRefusal, ownerOf, taskOrigin } from '../tasks/task-context.js';
 import { LEGACY_WIRE, MODERN_WIRE, taskFromRecord } from '../task-model/task-wire.js';
 import { advertisedTtl, ttlWithin } from '../task-model/ttl-policy.js';
-import { classifyUpstreamError, upstreamFailureCode } from '../upstream/upstream-failure.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import type { BridgeContext } from './bridge-context.js';
 import { callModern, taskCall } from './modern-call.js';
 import type { RpcAnswer } from './rpc-exchange.js';
@@ -137,7 +137,7 @@ function newRecord(
       // The client's era: what its handle answers in, and what tasks/list shows it in.
       era: 'legacy',
       tool,
-      // The backend's: what the gateway speaks to it (src/tasks/upstream-call.ts frames by it).
+      // The backend's: what the gateway speaks to it (src/upstream/task-calls.ts frames by it).
       protocolVersion: MODERN_VERSION,
       ttlMs,
     },
@@ -162,9 +162,4 @@ function cancelRefused(ctx: BridgeContext, request: TaskRequest, record: TaskRec
 export function withoutResultType(result: JsonObject): JsonObject {
   const { resultType: _type, ...rest } = result;
   return rest;
-}
-
-/** A failed backend call as the client's answer (upstream/upstream-failure.ts classifies it). */
-export function upstreamFailure(error: unknown): GatewayError {
-  return toWireError(error) ?? new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }

@@ -21,8 +21,9 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
 import type { LocalAnswer } from '../tasks/extension-points.js';
 import type { BridgeContext } from './bridge-context.js';
-import { LEGACY_VERSION } from './generation-probe.js';
-import { upstreamFailure, withoutResultType } from './legacy-creation.js';
+import { LEGACY_VERSION } from '../upstream/request-framer.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
+import { withoutResultType } from './legacy-creation.js';
 import { callModern } from './modern-call.js';
 
 /** The legacy methods answered here; the rest are relayed as modern requests. */

@@ -13,9 +13,10 @@ import { GatewayError } from '../errors.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import type { Instance } from '../routing/balancer.js';
 import { ownerOf } from '../tasks/task-context.js';
-import { BRIDGE_CLIENT_INFO, LEGACY_VERSION } from './generation-probe.js';
-import { backendHeaders, sendToInstance } from './modern-call.js';
-import { headerValue, newRequestId, type ExchangeOptions, type RpcAnswer } from './rpc-exchange.js';
+import { headerValue } from '../upstream/gateway-replies.js';
+import { frameLegacy, frameLegacyAnswer, frameLegacyNotification, GATEWAY_CLIENT_INFO, LEGACY_VERSION } from '../upstream/request-framer.js';
+import { sendToInstance } from './modern-call.js';
+import type { ExchangeOptions, RpcAnswer } from './rpc-exchange.js';
 
 export interface LegacySession {
   /** Undefined for a backend that serves 2025 without sessions. */
@@ -80,29 +81,20 @@ export function callInSession(
   options?: ExchangeOptions,
   signal?: Dispatcher.RequestOptions['signal'],
 ): Promise<RpcAnswer> {
-  const headers = backendHeaders(request, instance);
-  headers['mcp-protocol-version'] = session.version;
-  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
-  const id = newRequestId();
-  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method, params }), headers, signal ?? request.abort, options);
+  return sendToInstance(request, instance, frameLegacy(method, params, framingOf(session)), signal ?? request.abort, options);
 }
 
 /** POSTs a JSON-RPC response (the answer to a backend's question) in `session`. */
 export async function answerInSession(request: TaskRequest, instance: Instance, session: Pick<LegacySession, 'id' | 'version'>, id: string | number, result: JsonObject): Promise<number> {
-  const headers = backendHeaders(request, instance);
-  headers['mcp-protocol-version'] = session.version;
-  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
   // A response has no answer: the exchange ends at the backend's 202.
-  const answer = await sendToInstance(request, instance, '', JSON.stringify({ jsonrpc: '2.0', id, result }), headers);
+  const answer = await sendToInstance(request, instance, frameLegacyAnswer(id, result, framingOf(session)));
   return answer.status;
 }
 
 async function openSession(request: TaskRequest, instance: Instance): Promise<LegacySession> {
-  const headers = backendHeaders(request, instance);
-  const id = newRequestId();
   // Elicitation is declared so that a task's questions can be relayed (as 2026 inputRequests).
-  const params = { protocolVersion: LEGACY_VERSION, capabilities: { elicitation: {} }, clientInfo: BRIDGE_CLIENT_INFO };
-  const answer = await sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }), headers, undefined);
+  const params = { protocolVersion: LEGACY_VERSION, capabilities: { elicitation: {} }, clientInfo: GATEWAY_CLIENT_INFO };
+  const answer = await sendToInstance(request, instance, frameLegacy('initialize', params, {}), undefined);
   const result = answer.response?.result;
   if (!isObject(result)) throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: `the backend did not open a 2025-11-25 session (HTTP ${answer.status})` });
   const session: LegacySession = {
@@ -110,9 +102,12 @@ async function openSession(request: TaskRequest, instance: Instance): Promise<Le
     version: typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION,
     initialize: result,
   };
-  const notifyHeaders = { ...headers, 'mcp-protocol-version': session.version, ...(session.id ? { 'mcp-session-id': session.id } : {}) };
-  await sendToInstance(request, instance, '', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), notifyHeaders);
+  await sendToInstance(request, instance, frameLegacyNotification('notifications/initialized', framingOf(session)));
   return session;
+}
+
+function framingOf(session: Pick<LegacySession, 'id' | 'version'>): { version: string; session?: string } {
+  return { version: session.version, session: session.id };
 }
 
 function sessionKey(request: TaskRequest, instance: Instance): string {

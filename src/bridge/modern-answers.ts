@@ -26,9 +26,10 @@ import { mintServerRequestId } from '../tasks/handle.js';
 import { SERVER_REQUEST_TTL_MS } from '../tasks/task-context.js';
 import { learn, LOST_MESSAGE } from './backend-poll.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { answerInSession, callInSession } from './legacy-sessions.js';
-import { parseAnswerBody, type RpcAnswer } from './rpc-exchange.js';
+import { rpcResponseOf } from '../mcp/event-stream.js';
+import type { RpcAnswer } from './rpc-exchange.js';
 
 /** How long a poll reads a tasks/result stream for the backend's questions. */
 const QUESTION_READ_MS = 1500;
@@ -56,7 +57,7 @@ export async function answerModernGet(ctx: BridgeContext, deps: StageDeps, reque
 
 /**
  * For a listener (src/push/), with no client request at hand: the same questions to the
- * backend through the gateway's own calls (src/tasks/upstream-call.ts speaks legacy in the task's
+ * backend through the gateway's own calls (src/upstream/task-calls.ts speaks legacy in the task's
  * session for a bridged record). The questions of an input_required task are the ones the
  * snapshot holds: reading them takes a tasks/result stream, which a client's poll opens.
  */
@@ -65,7 +66,7 @@ export async function refreshModern(ctx: BridgeContext, deps: TaskDeps, record: 
   const ask: Ask = async (method, params) => {
     void params;
     const answer = await deps.callUpstream(record, method, { reason: 'push' });
-    return parseAnswerBody(answer.body, answer.contentType);
+    return rpcResponseOf(answer.body, answer.contentType);
   };
   const questions = async () => ({ asked: await shownQuestions(deps, record) ?? {} });
   const { updated } = await learnFromBackend(deps, record, ask, questions, undefined);

@@ -1,18 +1,18 @@
 /**
- * The 2026-07-28 requests the bridge sends a backend for a 2025 client (DESIGN.md §12): the
- * per-request `_meta` envelope declaring the tasks extension, the mirrored headers
- * (MCP-Protocol-Version, Mcp-Method, Mcp-Name), and the route's credentials and forwarding
- * headers exactly as a forwarded request of the same client would carry them (never the
- * client's token, never its 2025 session).
+ * The 2026-07-28 requests the bridge sends a backend for a 2025 client (DESIGN.md §12): framed
+ * as the gateway frames its 2026 requests (src/upstream/request-framer.ts: the per-request
+ * `_meta` envelope declaring the tasks extension, the mirrored headers), sent through the
+ * route's door with the route's credentials and forwarding headers exactly as a forwarded
+ * request of the same client would carry them (never the client's token, never its 2025 session).
  */
 import type { TaskRequest } from '../tasks/task-request.js';
 import type { Dispatcher } from 'undici';
-import { MODERN_VERSION, TASKS_EXTENSION } from '../mcp/era.js';
-import { isObject, type JsonObject } from '../mcp/json.js';
+import { TASKS_EXTENSION } from '../mcp/era.js';
+import type { JsonObject } from '../mcp/json.js';
 import type { Instance } from '../routing/balancer.js';
 import type { TaskRecord } from '../task-model/task-record.js';
-import { modernEnvelope } from './generation-probe.js';
-import { encodeHeaderValue, exchange, newRequestId, type ExchangeOptions, type RpcAnswer } from './rpc-exchange.js';
+import { frameModern, type FramedRequest } from '../upstream/request-framer.js';
+import { readAnswer, type ExchangeOptions, type RpcAnswer } from './rpc-exchange.js';
 
 /**
  * What the bridge declares for the client: the tasks extension, and elicitation (the 2025
@@ -28,42 +28,20 @@ export function taskCall(record: TaskRecord, method: 'tasks/get' | 'tasks/cancel
 }
 
 /**
- * The headers a forwarded request of `request`'s client would carry to `instance`, without
- * any of the protocol's own (the caller sets those for the generation it speaks).
+ * Sends one JSON-RPC message of the bridge's to `instance` through the request's route (its
+ * credentials and forwarding headers, its call timeout unless `options` says shorter), and
+ * reads the answer.
  */
-export function backendHeaders(request: TaskRequest, instance: Instance): Record<string, string> {
-  return request.route.callHeadersFor(request, instance);
-}
-
-/** POSTs one JSON-RPC request of the bridge's to `instance` on the request's route, and reads the answer. */
 export async function sendToInstance(
   request: TaskRequest,
   instance: Instance,
-  id: string,
-  body: string,
-  headers: Record<string, string>,
+  framed: FramedRequest,
   signal?: Dispatcher.RequestOptions['signal'],
   options: ExchangeOptions = {},
 ): Promise<RpcAnswer> {
-  const route = request.route;
-  const endpoint = route.endpoints.get(instance.url) ?? new URL(instance.url);
   const { maxResponseBytes, maxSseEventBytes } = request.route.limits;
-  const timeoutMs = route.callTimeoutMs;
-  // Held open by the snapshot's count like a forwarded request: a reload cannot close the agent under it.
-  const leave = request.route.inFlight.enter();
-  try {
-    return await exchange(
-      { dispatcher: route.agent, origin: endpoint.origin, path: route.upstreamTarget.pathname + route.upstreamTarget.search },
-      id,
-      body,
-      headers,
-      { maxResponseBytes, maxSseEventBytes, timeoutMs: options.timeoutMs ?? timeoutMs },
-      signal,
-      options,
-    );
-  } finally {
-    leave();
-  }
+  const timeouts = options.timeoutMs === undefined ? {} : { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
+  return request.route.call(request, instance, { ...framed, signal, ...timeouts }, readAnswer(framed.id, { maxResponseBytes, maxSseEventBytes }, options));
 }
 
 /** Sends `method` with `params` (the envelope added) to `instance`, as `request`'s client. */
@@ -73,12 +51,5 @@ export async function callModern(
   call: { method: string; params: JsonObject; name?: string },
   signal?: Dispatcher.RequestOptions['signal'],
 ): Promise<RpcAnswer> {
-  const headers = backendHeaders(request, instance);
-  headers['mcp-protocol-version'] = MODERN_VERSION;
-  headers['mcp-method'] = call.method;
-  if (call.name !== undefined) headers['mcp-name'] = encodeHeaderValue(call.name);
-  const meta = isObject(call.params._meta) ? call.params._meta : {};
-  const params = { ...call.params, _meta: { ...meta, ...modernEnvelope(BRIDGED_CLIENT_CAPABILITIES) } };
-  const id = newRequestId();
-  return sendToInstance(request, instance, id, JSON.stringify({ jsonrpc: '2.0', id, method: call.method, params }), headers, signal);
+  return sendToInstance(request, instance, frameModern(call.method, call.params, { capabilities: BRIDGED_CLIENT_CAPABILITIES, name: call.name }), signal);
 }

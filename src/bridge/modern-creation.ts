@@ -19,7 +19,7 @@ import { countCreation, creationRefusal, ownerOf, taskOrigin } from '../tasks/ta
 import { LEGACY_WIRE, MODERN_WIRE, taskFromRecord } from '../task-model/task-wire.js';
 import { advertisedTtl, ttlWithin } from '../task-model/ttl-policy.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { callInSession, type LegacySession, type LegacySessions } from './legacy-sessions.js';
 import type { RpcAnswer } from './rpc-exchange.js';
 

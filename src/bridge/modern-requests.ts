@@ -22,7 +22,7 @@ import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import type { Instance } from '../routing/balancer.js';
 import type { LocalAnswer, StageDeps } from '../tasks/extension-points.js';
 import type { BridgeContext } from './bridge-context.js';
-import { upstreamFailure } from './legacy-creation.js';
+import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { answerInSession, type LegacySessions } from './legacy-sessions.js';
 import { createBridgedModernTask } from './modern-creation.js';
 import type { RpcAnswer } from './rpc-exchange.js';

@@ -1,36 +1,18 @@
 /**
- * One JSON-RPC request the bridge makes to a backend instance on a client's behalf (or its own,
- * for the probes), and the answer read back: a JSON body, or an event stream read up to the
- * response to this request (a 2026 server switches to SSE when notifications precede the
- * result; a 2025 server answers in SSE by default). Reading goes through the same SSE tap and
- * size limits as relayed replies. Nothing here knows a task: the callers do.
+ * The answer to one JSON-RPC request the bridge made of a backend instance on a client's behalf
+ * (through the route's door, BackendRoute.call) or its own (the probes, BackendRoute.asGateway):
+ * a JSON body, or an event stream read up to the response to this request (a 2026 server
+ * switches to SSE when notifications precede the result; a 2025 server answers in SSE by
+ * default), with the route's size limits. Nothing here knows a task: the callers do.
  */
-import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { Dispatcher } from 'undici';
-import { isEventStream, isJson } from '../mcp/media-type.js';
-import { parseJsonRpcBody, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
-import { createSseTap } from '../mcp/sse-tap.js';
-import { createParser } from 'eventsource-parser';
-import { readBounded } from '../upstream/relay-streams.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
+import type { ReadReply } from '../upstream/gateway-send.js';
+import { readReplyMessages, type ReplyLimits } from '../upstream/gateway-replies.js';
 
-export interface ExchangeTarget {
-  readonly dispatcher: Dispatcher;
-  readonly origin: string;
-  /** The upstream path (and query) the route forwards to. */
-  readonly path: string;
-}
-
-export interface ExchangeLimits {
-  readonly maxResponseBytes: number;
-  readonly maxSseEventBytes: number;
-  /** Headers and body together. */
-  readonly timeoutMs: number;
-}
+export type ExchangeLimits = ReplyLimits;
 
 export interface ExchangeOptions {
-  /** The read's own limit, if shorter than the upstream's timeouts. */
+  /** The read's own limit, if shorter than the route's call timeout. */
   readonly timeoutMs?: number;
   /**
    * Each server→client request as it arrives (2025, mid-stream). Resolves true to stop reading
@@ -51,100 +33,37 @@ export interface RpcAnswer {
   readonly serverRequests: readonly JsonRpcRequest[];
 }
 
-export function newRequestId(): string {
-  return `taskgate-${randomUUID()}`;
-}
-
-/** POSTs `body` (whose id is `id`) with `headers`, and reads the answer to it. */
-export async function exchange(
-  target: ExchangeTarget,
-  id: string,
-  body: string,
-  headers: Record<string, string>,
-  limits: ExchangeLimits,
-  signal?: Dispatcher.RequestOptions['signal'],
-  options: ExchangeOptions = {},
-): Promise<RpcAnswer> {
-  const reply = await target.dispatcher.request({
-    origin: target.origin,
-    path: target.path,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body,
-    signal,
-    headersTimeout: limits.timeoutMs,
-    bodyTimeout: limits.timeoutMs,
-  });
-  const contentType = headerValue(reply.headers['content-type']);
-  const serverRequests: JsonRpcRequest[] = [];
-  let response: JsonRpcResponse | undefined;
-  let stop = false;
-  let quiet: NodeJS.Timeout | undefined;
-  const consider = async (message: McpMessage): Promise<undefined> => {
-    if (message.kind === 'response' && message.id === id) response ??= message;
-    else if (message.kind === 'request') {
-      serverRequests.push(message);
-      if (options.onServerRequest && (await options.onServerRequest(message))) stop = true;
-      if (options.quietAfterRequestsMs !== undefined) {
-        clearTimeout(quiet);
-        quiet = setTimeout(() => reply.body.destroy(new StopReading()), options.quietAfterRequestsMs);
-      }
-    }
-    return undefined;
-  };
-  try {
-    if (isEventStream(contentType)) {
-      const tap = createSseTap({ maxEventBytes: limits.maxSseEventBytes, onMessage: consider });
+/** Reads the answer to the request whose id is `id` (none: a notification or an answer, whose reply is only its status). */
+export function readAnswer(id: string | undefined, limits: ExchangeLimits, options: ExchangeOptions = {}): ReadReply<RpcAnswer> {
+  return async (reply) => {
+    const serverRequests: JsonRpcRequest[] = [];
+    let response: JsonRpcResponse | undefined;
+    let stop = false;
+    let quiet: NodeJS.Timeout | undefined;
+    try {
       // Read up to the answer, then let the stream go: a 2025 stream may stay open after it.
-      const sink = new Writable({
-        write: (_chunk, _encoding, done) => (response || stop ? done(new StopReading()) : done()),
-      });
-      await pipeline(reply.body, tap, sink).catch((error: unknown) => {
+      await readReplyMessages(reply, limits, async (message) => {
+        if (message.kind === 'response' && id !== undefined && message.id === id) response ??= message;
+        else if (message.kind === 'request') {
+          serverRequests.push(message);
+          if (options.onServerRequest && (await options.onServerRequest(message))) stop = true;
+          if (options.quietAfterRequestsMs !== undefined) {
+            clearTimeout(quiet);
+            quiet = setTimeout(() => reply.body.destroy(new StopReading()), options.quietAfterRequestsMs);
+          }
+        }
+        return response !== undefined || stop;
+      }).catch((error: unknown) => {
         if (!(error instanceof StopReading)) throw error;
       });
-    } else if (isJson(contentType)) {
-      const text = await readBounded(reply.body, limits.maxResponseBytes);
-      for (const message of parseJsonRpcBody(text).messages) await consider(message);
-    } else {
-      await reply.body.dump();
+    } finally {
+      clearTimeout(quiet);
+      if (!reply.body.destroyed) reply.body.destroy();
     }
-  } finally {
-    clearTimeout(quiet);
-    if (!reply.body.destroyed) reply.body.destroy();
-  }
-  return { status: reply.statusCode, headers: reply.headers as RpcAnswer['headers'], response, serverRequests };
+    return { status: reply.statusCode, headers: reply.headers as RpcAnswer['headers'], response, serverRequests };
+  };
 }
 
-/** Ends the read of a stream once its answer is in. */
+/** Ends the read of a stream that went quiet after its questions. */
 class StopReading extends Error {}
 
-export function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** SEP-2243: a header value that is not plain visible ASCII travels as `=?base64?…?=`. */
-export function encodeHeaderValue(value: string): string {
-  const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith('=?base64?');
-  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
-
-/** The JSON-RPC response in an answer read whole (a JSON body, or the events of a short stream). */
-export function parseAnswerBody(body: string | undefined, contentType: string | undefined): JsonRpcResponse | undefined {
-  if (body === undefined) return undefined;
-  const texts: string[] = [];
-  if (isEventStream(contentType)) {
-    const parser = createParser({ onEvent: (event) => texts.push(event.data) });
-    parser.feed(body);
-  } else {
-    texts.push(body);
-  }
-  for (const text of texts) {
-    try {
-      const found = parseJsonRpcBody(text).messages.find((message): message is JsonRpcResponse => message.kind === 'response');
-      if (found) return found;
-    } catch {
-      // Not a JSON-RPC message (an SSE priming event, a broken body): the next may be.
-    }
-  }
-  return undefined;
-}

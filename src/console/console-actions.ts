@@ -3,23 +3,21 @@
  * did it and counted in taskgate_console_actions_total:
  *
  * - cancel a task, the way its owner's tasks/cancel would go: a backend's task gets the
- *   gateway's own tasks/cancel (the call an expiry makes, src/tasks/upstream-call.ts) and the
+ *   gateway's own tasks/cancel (the call an expiry makes, src/upstream/task-calls.ts) and the
  *   owner's poll snapshot is dropped, so its next tasks/get reaches the backend and hears
  *   `cancelled`; a task the gateway runs itself is cancelled in the store and its call stopped
  *   on whichever replica holds it (src/provided/);
  * - suspend a principal's task operations until a time, or end a suspension (the limits stage
  *   answers its tasks/* 429 meanwhile, as for the enumeration detector's suspension).
  */
-import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
-import { parseJsonText } from '../mcp/jsonrpc.js';
-import { isEventStream } from '../mcp/media-type.js';
+import { rpcAnswerOf } from '../mcp/event-stream.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { HandleHasher } from '../observability/handle-hash.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js';
 import { nextState } from '../task-model/poll-answer.js';
-import { isObject, type JsonObject } from '../mcp/json.js';
+import { isObject } from '../mcp/json.js';
 import { wireOf } from '../task-model/task-wire.js';
 import { sanitizeStatusMessage } from '../task-model/status-message.js';
 import type { TaskKindHandler } from '../tasks/extension-points.js';
@@ -164,31 +162,3 @@ function outcomeOf(error: unknown): string {
   return 'failed';
 }
 
-/**
- * The JSON-RPC response in a backend's answer to the gateway's own call: a JSON body, or an
- * event stream whose notifications come before it. (The status push room has the same
- * reading for its polls; rooms do not import each other.)
- */
-function rpcAnswerOf(body: string | undefined, contentType: string | undefined): JsonObject | undefined {
-  if (body === undefined) return undefined;
-  if (!isEventStream(contentType)) return jsonObjectOf(body);
-  let found: JsonObject | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      const message = jsonObjectOf(event.data);
-      if (message && ('result' in message || 'error' in message)) found ??= message;
-    },
-  });
-  parser.feed(body);
-  parser.feed('\n\n');
-  return found;
-}
-
-function jsonObjectOf(text: string): JsonObject | undefined {
-  try {
-    const parsed = parseJsonText(text);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}

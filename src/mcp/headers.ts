@@ -62,6 +62,16 @@ export function decodeHeaderValue(value: string): string | undefined {
   }
 }
 
+/**
+ * Encodes one header value the gateway sends (SEP-2243): plain visible ASCII as is, anything
+ * else (and a value that would read as the sentinel) as `=?base64?…?=` of its UTF-8, which
+ * decodeHeaderValue reads back.
+ */
+export function encodeHeaderValue(value: string): string {
+  const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith(SENTINEL_PREFIX);
+  return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
+}
+
 /** A value safe to put in an error message: no control or format characters, at most 64 long. */
 function echo(value: string): string {
   const visible = Array.from(value.replace(/[\p{Cc}\p{Cf}]/gu, ''));

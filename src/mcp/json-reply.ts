@@ -9,8 +9,11 @@ import { parseJsonText, serializeMessages, toMcpMessages, type McpMessage, type 
 export type MessageRewrite = McpMessage | null | undefined;
 export type MessageHook = (message: McpMessage) => Promise<MessageRewrite>;
 
-/** Parses upstream text; undefined when it is not JSON-RPC and must be relayed untouched. */
-function parseUpstream(text: string): ParsedJsonRpcBody | undefined {
+/**
+ * Parses upstream text; undefined when it is not JSON-RPC and must be relayed untouched (or, by
+ * a reader, passed over: event-stream.ts).
+ */
+export function parseUpstreamJsonRpc(text: string): ParsedJsonRpcBody | undefined {
   let value: unknown;
   try {
     value = parseJsonText(text);
@@ -34,7 +37,7 @@ function parseUpstream(text: string): ParsedJsonRpcBody | undefined {
  * dropped, or the new JSON text (a batch stays a batch).
  */
 export async function rewriteJsonRpcText(text: string, onMessage: MessageHook): Promise<string | null | undefined> {
-  const parsed = parseUpstream(text);
+  const parsed = parseUpstreamJsonRpc(text);
   if (parsed === undefined) return undefined;
   let changed = false;
   const kept: McpMessage[] = [];

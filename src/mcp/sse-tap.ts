@@ -1,7 +1,8 @@
 /**
  * The SSE tap: sits in an upstream `text/event-stream` reply, shows every JSON-RPC message to a
  * hook, and re-emits the stream event by event. Parsing is eventsource-parser's; this file only
- * re-serializes what it reports.
+ * re-serializes what it reports. (A stream the gateway reads for itself, without relaying it,
+ * is read by event-stream.ts, with the same decoding and event bound.)
  *
  * What a client sees afterwards equals what it would have parsed from the upstream bytes:
  * - each complete event is written back as one block (`id:`, `event:`, one `data:` line per
@@ -18,6 +19,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
+import { exceedsEventBytes } from './event-stream.js';
 import type { McpMessage } from './jsonrpc.js';
 import { rewriteJsonRpcText, type MessageRewrite } from './json-reply.js';
 
@@ -102,7 +104,7 @@ class SseTap extends Transform {
       maxBufferSize: options.maxEventBytes,
       onEvent: (event) => {
         if (this.#overflow) return;
-        if (exceedsBytes(event, options.maxEventBytes)) this.#overflow = true;
+        if (exceedsEventBytes(event, options.maxEventBytes)) this.#overflow = true;
         else this.#items.push({ kind: 'event', event });
       },
       onComment: (text) => this.#items.push({ kind: 'comment', text }),
@@ -167,15 +169,6 @@ class SseTap extends Transform {
     if (data === null) return null;
     return serializeSseEvent(data === undefined ? event : { ...event, data });
   }
-}
-
-/** Whether an event's data, id and type come to more than `max` bytes of UTF-8. */
-function exceedsBytes(event: EventSourceMessage, max: number): boolean {
-  const units = event.data.length + (event.id?.length ?? 0) + (event.event?.length ?? 0);
-  // A UTF-16 code unit is 1 to 3 bytes of UTF-8: most events are decided without counting.
-  if (units * 3 <= max) return false;
-  if (units > max) return true;
-  return Buffer.byteLength(event.data) + Buffer.byteLength(event.id ?? '') + Buffer.byteLength(event.event ?? '') > max;
 }
 
 /** A Transform from upstream SSE bytes to the bytes to relay; see the file comment. */

@@ -29,10 +29,10 @@ import type { SessionPolicy } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { TaskExtensions } from '../tasks/extension-points.js';
 import type { TaskDeps } from '../tasks/task-context.js';
-import { createUpstreamCaller, createUpstreamListener } from '../tasks/upstream-call.js';
 import { Tracing } from '../tracing/tracing.js';
 import type { UpstreamAgent } from '../upstream/dispatcher.js';
 import { BackendRoute } from '../upstream/backend-route.js';
+import { createTaskCalls } from '../upstream/task-calls.js';
 import { UpstreamSet } from '../upstream/upstream-set.js';
 import type { InstancePool } from '../routing/balancer.js';
 
@@ -63,8 +63,6 @@ export interface RouteEntry {
 
 // A 2025-era session's stickiness outlives its last request by this long.
 const SESSION_IDLE_TTL_MS = 60 * 60 * 1000;
-// Calls the gateway makes itself (cancelling an expired or refused task) wait this long.
-const GATEWAY_CALL_TIMEOUT_MS = 10_000;
 
 /**
  * How long an instance a reload removes keeps draining: as long as a task created on it before
@@ -110,15 +108,16 @@ export class PolicySnapshot {
     this.limits = new LimitsStage(config.toolLimits, config.audit.enumeration, { limits: shared.store.limits, metrics: shared.metrics }, { operatorSuspensions: config.console.enabled });
     this.identity = new UpstreamIdentity(config.upstreams, { metrics: shared.metrics, logger: shared.logger });
     const credentialsOf = (upstream: string): CredentialsPolicy => this.identity.policyFor(upstream);
-    const callerOptions = {
-      dispatcherFor: (name: string) => this.upstreams.agents.get(name),
-      // A token-exchange upstream gets the task owner's cached exchange, if one is left.
-      credentialHeadersFor: (record: { owner: string; upstream: string }) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
-      timeoutMs: GATEWAY_CALL_TIMEOUT_MS,
+    // The door's calls about task records (cancels, polls, listens), with the owner's
+    // credentials: a token-exchange upstream gets the owner's cached exchange, if one is left.
+    // Counted in flight like a request: the agent a call uses stays open until it is done.
+    const taskCalls = createTaskCalls({
+      agentFor: (name: string) => this.upstreams.agents.get(name),
+      credentialHeadersFor: (record) => this.identity.credentialsFor({ principalKey: record.owner }, record.upstream),
+      inFlight: this.inFlight,
       maxAnswerBytes: config.limits.maxResponseBytes,
       tracing: this.tracing,
-    };
-    const callUpstream = createUpstreamCaller(callerOptions);
+    });
     this.tasks = {
       store: shared.store,
       policy: config.tasks,
@@ -129,20 +128,12 @@ export class PolicySnapshot {
       extensions: shared.extensions,
       // The console shows whose task it is: new records name their creator (src/console/).
       recordCreator: config.console.enabled ? { subject: config.console.principals === 'shown' } : undefined,
-      listenUpstream: createUpstreamListener(callerOptions),
+      listenUpstream: taskCalls.listen,
       credentialsPerCaller: (upstream) => {
         const type = this.identity.policyFor(upstream).credentials.type;
         return type === 'token-exchange' || type === 'identity-headers';
       },
-      // Counted in flight like a request: the agent it uses stays open until it is done.
-      callUpstream: async (record, method, context) => {
-        const leave = this.inFlight.enter();
-        try {
-          return await callUpstream(record, method, context);
-        } finally {
-          leave();
-        }
-      },
+      callUpstream: taskCalls.call,
     };
 
     const routes = new Map<string, RouteEntry>();

@@ -1,32 +1,22 @@
 /**
  * One backend call of a task the gateway runs: the plain tools/call the backend can answer,
  * held open by the gateway rather than by the client. It reads the reply as the client would
- * (a JSON body, or an event stream through the same SSE tap as relayed streams, with its event
- * size limit), reports progress and server→client requests as they come, and settles with the
- * backend's answer to this call or with why there is none. It touches no store: the task driver
- * (task-driver.ts) decides what each report means for the task.
+ * (a JSON body, or an event stream read with the same event size limit as relayed streams),
+ * reports progress and server→client requests as they come, and settles with the backend's
+ * answer to this call or with why there is none. It touches no store: the task driver
+ * (task-driver.ts) decides what each report means for the task. It sends through the route's
+ * channel to the instance (src/upstream/, BackendRoute.channelTo), with the call's own limits.
  */
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
-import { isEventStream, isJson } from '../mcp/media-type.js';
-import { parseJsonRpcBody, type JsonRpcRequest, type JsonRpcResponse, type McpMessage } from '../mcp/jsonrpc.js';
-import { createSseTap } from '../mcp/sse-tap.js';
-import { readBounded } from '../upstream/relay-streams.js';
+import type { JsonRpcRequest, JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
+import { composeSend, type OutgoingMessage, type Send, type SendLayer, type UpstreamChannel } from '../upstream/gateway-send.js';
+import { readReplyMessages } from '../upstream/gateway-replies.js';
 
-export interface CallTarget {
-  readonly dispatcher: Dispatcher;
-  readonly origin: string;
-  readonly path: string;
-  /** Complete request headers (protocol, session, credentials): what the backend gets. */
-  readonly headers: Record<string, string>;
-  /**
-   * Keeps the policy snapshot the dispatcher belongs to open (src/lifecycle/in-flight.ts) until
-   * the function it returns is called: a call outlives its request, and a reload meanwhile
-   * must not close the agent under it.
-   */
-  readonly hold: () => () => void;
-}
+/**
+ * Where the call goes: the instance, the headers it is sent with (credentials included), and
+ * the hold on the policy snapshot a call outlives its request under.
+ */
+export type CallTarget = UpstreamChannel;
 
 export interface CallLimits {
   /** The call may take this long in all, headers and body (what is left of the task's timeout). */
@@ -66,17 +56,21 @@ export class CallRunner {
   private readonly target: CallTarget;
   private readonly limits: CallLimits;
   private readonly reports: CallReports;
+  /** The target's send, with the call's trace context when it is traced. */
+  private readonly sendOn: Send;
   private readonly controller = new AbortController();
   private abortReason: { failure: CallFailure; message: string } | undefined;
   /** Settles once, with the call's outcome. */
   readonly outcome: Promise<CallOutcome>;
 
-  constructor(callId: string, body: string, target: CallTarget, limits: CallLimits, reports: CallReports) {
+  /** `trace`: the call's trace context, in every request the call sends (gateway-send.ts, traceContext). */
+  constructor(callId: string, message: OutgoingMessage, target: CallTarget, limits: CallLimits, reports: CallReports, trace?: SendLayer) {
     this.callId = callId;
     this.target = target;
+    this.sendOn = composeSend(target.send, trace);
     this.limits = limits;
     this.reports = reports;
-    this.outcome = this.run(body);
+    this.outcome = this.run(message);
   }
 
   get timeoutMs(): number {
@@ -109,19 +103,9 @@ export class CallRunner {
   }
 
   /** One message to the backend, in the call's session, waiting at most `ms`. Best effort. */
-  private async send(message: Record<string, unknown>, ms: number): Promise<void> {
-    const body = JSON.stringify(message);
+  private async send(message: OutgoingMessage, ms: number): Promise<void> {
     try {
-      const reply = await this.target.dispatcher.request({
-        origin: this.target.origin,
-        path: this.target.path,
-        method: 'POST',
-        headers: this.target.headers,
-        body,
-        headersTimeout: ms,
-        bodyTimeout: ms,
-      });
-      await reply.body.dump();
+      await this.sendOn({ headers: this.target.headers, message, headersTimeout: ms, bodyTimeout: ms }, (reply) => reply.body.dump());
     } catch {
       // Best effort: a cancel notice is followed by closing the call's stream, and a refused
       // question by the call's own timeout.
@@ -142,59 +126,35 @@ export class CallRunner {
     void this.notifyCancelled(message).finally(() => this.controller.abort());
   }
 
-  private async run(body: string): Promise<CallOutcome> {
-    const message = this.limits.timeoutMessage ?? `the backend did not answer within ${this.limits.timeoutMs} ms`;
-    const timer = setTimeout(() => this.abort('timeout', message), this.limits.timeoutMs);
+  private async run(message: OutgoingMessage): Promise<CallOutcome> {
+    const timeoutMessage = this.limits.timeoutMessage ?? `the backend did not answer within ${this.limits.timeoutMs} ms`;
+    const timer = setTimeout(() => this.abort('timeout', timeoutMessage), this.limits.timeoutMs);
     timer.unref();
-    let reply: Dispatcher.ResponseData;
     try {
-      reply = await this.target.dispatcher.request({
-        origin: this.target.origin,
-        path: this.target.path,
-        method: 'POST',
-        headers: this.target.headers,
-        body,
-        signal: this.controller.signal,
-        // The call's own limit governs, not the upstream's idle timers for relayed requests.
-        headersTimeout: this.limits.timeoutMs,
-        bodyTimeout: this.limits.timeoutMs,
+      // The call's own limit governs, not the upstream's idle timers for relayed requests.
+      const request = { headers: this.target.headers, message, signal: this.controller.signal, headersTimeout: this.limits.timeoutMs, bodyTimeout: this.limits.timeoutMs };
+      return await this.sendOn(request, async (reply) => {
+        try {
+          return await this.read(reply);
+        } catch (error) {
+          reply.body.destroy();
+          if (this.abortReason) return { kind: 'failure', ...this.abortReason };
+          return { kind: 'failure', failure: 'bad_reply', message: `the backend's reply could not be read: ${describe(error)}` };
+        }
       });
     } catch (error) {
-      clearTimeout(timer);
       if (this.abortReason) return { kind: 'failure', ...this.abortReason };
       return { kind: 'failure', failure: 'unreachable', message: `the backend could not be reached: ${describe(error)}` };
-    }
-    try {
-      return await this.read(reply);
-    } catch (error) {
-      reply.body.destroy();
-      if (this.abortReason) return { kind: 'failure', ...this.abortReason };
-      return { kind: 'failure', failure: 'bad_reply', message: `the backend's reply could not be read: ${describe(error)}` };
     } finally {
       clearTimeout(timer);
     }
   }
 
   private async read(reply: Dispatcher.ResponseData): Promise<CallOutcome> {
-    const contentType = headerValue(reply.headers['content-type']);
     let answer: JsonRpcResponse | undefined;
-    if (isEventStream(contentType)) {
-      const tap = createSseTap({
-        maxEventBytes: this.limits.maxSseEventBytes,
-        onMessage: async (message) => {
-          answer ??= await this.consider(message);
-          return undefined;
-        },
-      });
-      // The tap re-emits what it read; nothing downstream wants it.
-      const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
-      await pipeline(reply.body, tap, discard);
-    } else if (isJson(contentType)) {
-      const text = await readBounded(reply.body, this.limits.maxResponseBytes);
-      for (const message of parseJsonRpcBody(text).messages) answer ??= await this.consider(message);
-    } else {
-      await reply.body.dump();
-    }
+    await readReplyMessages(reply, this.limits, async (message) => {
+      answer ??= await this.consider(message);
+    });
     if (answer) return { kind: 'answer', status: reply.statusCode, response: answer };
     return {
       kind: 'failure',
@@ -225,10 +185,6 @@ function progressText(params: unknown): string | undefined {
   if (typeof message === 'string' && message.length > 0) return message.slice(0, PROGRESS_TEXT_MAX * 2);
   if (typeof progress !== 'number') return undefined;
   return typeof total === 'number' ? `progress ${progress}/${total}` : `progress ${progress}`;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** A network error's code or message, never a body: safe for a status message. */

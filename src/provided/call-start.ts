@@ -5,7 +5,6 @@
  * gateway's, with the headers a forwarded call would carry (the route's credentials, never the
  * client's token; the task's own session for 2025).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TaskRequest } from '../tasks/task-request.js';
 import { CLIENT_CAPABILITIES_META, isModernVersion, TASKS_EXTENSION } from '../mcp/era.js';
@@ -15,7 +14,9 @@ import type { TaskRecord } from '../task-model/task-record.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { isObject } from '../mcp/json.js';
-import { copyRequestHeaders, flatHeaders } from '../upstream/backend-route.js';
+import { copyRequestHeaders } from '../upstream/backend-route.js';
+import { traceContext } from '../upstream/gateway-send.js';
+import { newRequestId } from '../upstream/request-framer.js';
 import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
 
 /** The call a tools/call request asks for, as the gateway will send it (and send it again on a retry). */
@@ -50,23 +51,17 @@ export interface CallPlan {
   readonly timeoutMessage?: string;
 }
 
-/** The call's target, with the headers `request` would be forwarded with. */
+/** The call's target: the route's channel to the instance, with the headers `request` would be forwarded with. */
 export function callTarget(request: TaskRequest, plan: CallPlan, fromClient: boolean): CallTarget {
-  const route = request.route;
-  const endpoint = route.endpointOf(plan.instance);
   // The creating request's own headers are what a forwarded call would carry; a retry (from a
   // tasks/update) carries the original call's protocol headers instead of its own.
   const headers: IncomingHttpHeaders = fromClient ? copyRequestHeaders(request.clientHeaders) : { ...plan.call.headers };
-  headers.host = endpoint.host;
   headers['content-type'] = 'application/json';
   headers.accept = 'application/json, text/event-stream';
-  delete headers['content-length'];
   if (plan.session === undefined) delete headers['mcp-session-id'];
   else headers['mcp-session-id'] = plan.session;
-  route.headersFor(request, headers);
-  // The snapshot's count, not the request: a call must not keep its request alive.
-  const inFlight = request.route.inFlight;
-  return { dispatcher: route.agent, origin: endpoint.origin, path: route.targetPath, headers: flatHeaders(headers), hold: () => inFlight.enter() };
+  // The snapshot's count, not the request, holds the channel: a call must not keep its request alive.
+  return request.route.channelTo(request, plan.instance, headers);
 }
 
 /**
@@ -90,22 +85,22 @@ export function callTraceOf(request: TaskRequest, reason: CallTrace['reason'], t
 
 /** Starts the call: the runner sends it at once and reports to `reports`. */
 export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs' | 'timeoutMessage'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace): CallRunner {
-  const callId = `taskgate-${randomUUID()}`;
+  const callId = newRequestId();
   const meta = isObject(plan.call.params._meta) ? plan.call.params._meta : {};
   // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
   const params: JsonObject = { ...plan.call.params, ...plan.extraParams, _meta: { ...meta, progressToken: callId } };
   const tool = typeof params.name === 'string' ? params.name.slice(0, 128) : undefined;
   const span = trace?.tracing.startTaskCall({ ...trace, instance: target.origin, method: 'tools/call', tool });
-  let sentTo = target;
-  if (span) {
-    // The call's context, in its headers (a 2025 cancel notice carries them too) and in _meta.
-    sentTo = { ...target, headers: { ...target.headers } };
-    span.injectHeaders(sentTo.headers as Record<string, string>);
-    span.injectMeta(params);
-  }
-  const body = JSON.stringify({ jsonrpc: '2.0', id: callId, method: 'tools/call', params });
   const cancelNotice = !isModernVersion(target.headers['mcp-protocol-version']);
-  const runner = new CallRunner(callId, body, sentTo, { timeoutMs: plan.timeoutMs, timeoutMessage: plan.timeoutMessage, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes }, reports);
+  // With tracing on, the call's context goes with its request (headers and _meta) and with its 2025 cancel notice (headers).
+  const runner = new CallRunner(
+    callId,
+    { jsonrpc: '2.0', id: callId, method: 'tools/call', params },
+    target,
+    { timeoutMs: plan.timeoutMs, timeoutMessage: plan.timeoutMessage, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes },
+    reports,
+    traceContext(span),
+  );
   if (span) {
     void runner.outcome
       .then((outcome) => (outcome.kind === 'answer' ? span.responded(outcome.status, outcome.response) : span.failed(outcome.failure)))

@@ -15,7 +15,7 @@ import { isTerminalStatus, type TaskRecord } from '../task-model/task-record.js'
 import { presentPolledAnswer } from '../task-model/poll-answer.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
 import { taskKindHandler, type TaskDeps } from '../tasks/task-context.js';
-import { parseRpcAnswer } from './rpc-answer.js';
+import { rpcAnswerOf } from '../mcp/event-stream.js';
 import { timerDelay } from '../lifecycle/timer-delay.js';
 
 /** No poll comes sooner than this after the last, whatever interval a task says. */
@@ -166,7 +166,7 @@ export class BackendPoller {
       return Math.max(watched.record.pollIntervalMs, MIN_POLL_MS);
     }
     const answer = await tasks.callUpstream(watched.record, 'tasks/get', { reason: 'push' });
-    const message = parseRpcAnswer(answer.body, answer.contentType);
+    const message = rpcAnswerOf(answer.body, answer.contentType);
     if (!message || !isObject(message.result) || !(await this.learn(watched.record.handle, message.result))) {
       throw new Error(`the backend answered tasks/get with HTTP ${answer.status} and no task`);
     }

@@ -4,21 +4,20 @@
  * listen response) or the stream breaks. Used for the part of a client's filter that is not
  * about tasks (list-changed, resource subscriptions), opened on the route's backend as the
  * client's request would have gone (the route's instance choice, the client's headers made fit
- * for the upstream, its credentials). Events are parsed by eventsource-parser, bounded by
- * limits.maxSseEventBytes.
+ * for the upstream, its credentials: BackendRoute.open). Events are read by the gateway's event
+ * stream reader (src/mcp/event-stream.ts), bounded by limits.maxSseEventBytes.
  */
 import type { TaskRequest } from '../tasks/task-request.js';
-import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
+import { jsonObjectOf, readEventStream, type ByteStream } from '../mcp/event-stream.js';
+import { isObject, type JsonObject } from '../mcp/json.js';
 import { isEventStream } from '../mcp/media-type.js';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.js';
 import { selectInstanceFor } from '../routing/route-stage.js';
 import type { Store } from '../store/store.js';
 import type { LocalAnswer } from '../tasks/task-context.js';
-import { isObject, type JsonObject } from '../mcp/json.js';
-import { copyRequestHeaders } from '../upstream/backend-route.js';
+import { headerValue } from '../upstream/gateway-replies.js';
 import { readBounded } from '../upstream/relay-streams.js';
-import { parseMessage } from './rpc-answer.js';
 
 export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 
@@ -40,30 +39,19 @@ export async function openClientListen(request: TaskRequest, store: Store, messa
   request.instance ??= await selectInstanceFor(request, store);
   const token = request.route.prepareCredentials(request);
   if (token) await token;
-  const endpoint = request.route.endpointOf(request.instance);
   const params = isObject(message.params) ? message.params : {};
-  const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } });
-  const headers = copyRequestHeaders(request.clientHeaders);
-  headers.host = endpoint.host;
-  headers['content-length'] = String(Buffer.byteLength(body));
-  headers['content-type'] = 'application/json';
-  request.route.headersFor(request, headers);
   const abort = new AbortController();
   let response;
   try {
-    response = await request.route.agent.request({
-      origin: endpoint.origin,
-      path: request.route.upstreamTarget.pathname + request.route.upstreamTarget.search,
-      method: 'POST',
-      headers: headers as Record<string, string>,
-      body,
+    response = await request.route.open(request, request.instance, {
+      headers: { 'content-type': 'application/json' },
+      message: { jsonrpc: '2.0', id: message.id, method: message.method, params: { ...params, notifications: filter } },
       signal: abort.signal,
     });
   } catch (error) {
     throw new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen could not be opened', cause: error });
   }
-  const contentType = response.headers['content-type'];
-  if (!isEventStream(Array.isArray(contentType) ? contentType[0] : contentType)) {
+  if (!isEventStream(headerValue(response.headers['content-type']))) {
     const text = await readBounded(response.body, request.route.limits.maxResponseBytes);
     return { status: response.statusCode, body: text.toString('utf8') };
   }
@@ -77,7 +65,7 @@ export async function openClientListen(request: TaskRequest, store: Store, messa
  * notifications about tasks are dropped: they could only carry backend ids, which a client
  * must never see.
  */
-export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
+export function readListenStream(body: ByteStream & { destroy(): void }, maxEventBytes: number, handlers: UpstreamListenHandlers, tasks: boolean): Promise<JsonObject> {
   return new Promise((resolve, reject) => {
     let acknowledged = false;
     let ended = false;
@@ -88,29 +76,20 @@ export function readListenStream(body: NodeJS.ReadableStream & { destroy(): void
       if (!acknowledged) reject(new GatewayError('TG_ERR_BAD_GATEWAY', { detail: 'the backend listen ended before its acknowledgement' }));
       else handlers.onEnd();
     };
-    const parser = createParser({
-      maxBufferSize: maxEventBytes,
-      onEvent: (event) => {
-        const message = parseMessage(event.data);
-        if (!message || ended) return;
-        if (!acknowledged) {
-          if (message.method !== ACKNOWLEDGED) return;
-          acknowledged = true;
-          const params = isObject(message.params) ? message.params : {};
-          resolve(isObject(params.notifications) ? params.notifications : {});
-          return;
-        }
-        if ('result' in message || 'error' in message) end();
-        else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
-      },
-      onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') end();
-      },
-    });
-    const decoder = new TextDecoder();
-    body.on('data', (chunk: Buffer) => parser.feed(decoder.decode(chunk, { stream: true })));
-    body.once('end', end);
-    body.once('close', end);
-    body.on('error', end);
+    // Its end, its break and an event past the limit all end the listen alike.
+    readEventStream(body, maxEventBytes, (data) => {
+      const message = jsonObjectOf(data);
+      if (!message || ended) return ended;
+      if (!acknowledged) {
+        if (message.method !== ACKNOWLEDGED) return false;
+        acknowledged = true;
+        const params = isObject(message.params) ? message.params : {};
+        resolve(isObject(params.notifications) ? params.notifications : {});
+        return false;
+      }
+      if ('result' in message || 'error' in message) end();
+      else if (typeof message.method === 'string' && tasks === message.method.startsWith('notifications/tasks')) handlers.onNotification(message);
+      return ended;
+    }).then(end, end);
   });
 }

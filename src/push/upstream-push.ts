@@ -16,6 +16,7 @@ import type { TaskDeps } from '../tasks/task-context.js';
 import { isObject } from '../mcp/json.js';
 import type { BackendPoller } from './backend-poller.js';
 import { isEventStream } from '../mcp/media-type.js';
+import { headerValue } from '../upstream/gateway-replies.js';
 import { readListenStream } from './upstream-listen.js';
 
 const REOPEN_DELAY_MS = 50;
@@ -99,8 +100,7 @@ export class UpstreamPush {
     };
     try {
       const response = await tasks.listenUpstream(first, ids, abort.signal);
-      const type = response.headers['content-type'];
-      if (!isEventStream(Array.isArray(type) ? type[0] : type)) {
+      if (!isEventStream(headerValue(response.headers['content-type']))) {
         await response.body.dump();
         // No listen here (an error, a server without subscriptions): the tasks stay polled.
         return;

@@ -7,8 +7,8 @@
  * gateway-run task started, driven or cancelled asks for it through GatewayRunTasks, which
  * the provided-tasks room implements: capabilities never import each other.
  *
- * This file imports only the types of upstream-call.ts from the rest of tasks/, so
- * task-context.ts can build on it without a circle.
+ * This file imports nothing from the rest of tasks/, so task-context.ts can build on it without
+ * a circle; the gateway's calls about task records are the door's (src/upstream/task-calls.ts).
  */
 import type { Transform } from 'node:stream';
 import type { TaskRequest } from './task-request.js';
@@ -19,7 +19,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../mcp/jsonrpc.js';
 import type { TaskObserver } from '../observability/task-observer.js';
 import type { Store } from '../store/store.js';
 import type { ServerRequestRoute, TaskKind, TaskRecord } from '../task-model/task-record.js';
-import type { UpstreamCaller, UpstreamListener } from './upstream-call.js';
+import type { UpstreamCaller, UpstreamListener } from '../upstream/task-calls.js';
 
 /** What the tasks stage hands an extension with each request: the parts of its policy it may use. */
 export interface StageDeps {

@@ -1,6 +1,6 @@
 /**
  * Spans for the calls the gateway makes to a backend on a task's behalf: the cancels of expired
- * and refused tasks (src/tasks/upstream-call.ts), and the backend calls of the tasks the gateway
+ * and refused tasks (src/upstream/task-calls.ts), and the backend calls of the tasks the gateway
  * runs itself (src/provided/call-start.ts). Each call is one client span, LINKED to the server
  * span of the request that created the task, so a task's whole life can be found from its creation:
  *
@@ -20,17 +20,10 @@
  *       method: 'tools/call', tool: record.tool, reason: 'run',
  *       during: request?.trace,                                       // when a client request is being served
  *     });
- *     span?.injectHeaders(headers);                             // traceparent / tracestate headers
- *     span?.injectMeta(params);                                 // and the same in params._meta
- *     try {
- *       const response = await dispatcher.request(...);
- *       span?.responded(response.statusCode, answer);           // answer: the JSON-RPC response, if read
- *     } catch (error) {
- *       span?.failed(kindOf(error));                            // error.type: refused, timeout, reset, other
- *       throw error;
- *     } finally {
- *       span?.end();
- *     }
+ *     // the door's layers put it on the call (src/upstream/gateway-send.ts):
+ *     const send = composeSend(base, traceContext(span),      // traceparent / tracestate in the headers and params._meta
+ *       spanOutcome(span));                                    // responded(status) / failed(error's code), then end()
+ *     // or, for a call whose outcome is read otherwise: span?.responded(status, answer) / span?.failed(kind); span?.end()
  */
 import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Link } from '@opentelemetry/api';
 import type { McpMessage } from '../mcp/jsonrpc.js';

@@ -1,12 +1,15 @@
 /**
  * One route's way to its backends under one policy: the door every backend call of a request
  * on that route goes through, whoever makes it (the forward of the client's own request, a
- * gateway-run task's call, a bridged call, an upstream listen). Built once per route by the
- * policy snapshot; it holds what a call needs and adds what every call carries once: the
- * client's headers made fit for the upstream with the route's credentials
+ * gateway-run task's call, a bridged call, an upstream listen, a generation probe). Built once
+ * per route by the policy snapshot; it holds what a call needs and adds what every call carries
+ * once: the client's headers made fit for the upstream with the route's credentials
  * (`headersFor`), a token exchanged for the caller (`prepareCredentials`), the upstream's
- * agent (keep-alive pools and timeouts), and the snapshot's in-flight count, so a reload never
- * closes an agent under a call.
+ * agent (keep-alive pools and timeouts), the route's call timeout, and the snapshot's in-flight
+ * count, so a reload never closes an agent under a call. The gateway's own calls are composed
+ * here from gateway-send.ts's layers, one chain per kind: `call` (an exchange for a client
+ * request), `open` (a stream for a client request), `channelTo` (a gateway-run task's calls),
+ * `asGateway` (calls for no one).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -21,6 +24,18 @@ import type { Principal } from '../task-model/principal.js';
 import type { RequestTrace } from '../tracing/request-trace.js';
 import { applyUpstreamCredentials, type CredentialsPolicy } from './credentials/credentials-policy.js';
 import type { UpstreamAgent } from './dispatcher.js';
+import {
+  composeSend,
+  credentials,
+  GATEWAY_CALL_TIMEOUT_MS,
+  heldIn,
+  sendThrough,
+  timeLimits,
+  type GatewayRequest,
+  type ReadReply,
+  type Send,
+  type UpstreamChannel,
+} from './gateway-send.js';
 
 /**
  * The client request a backend call is made for, as the door to the backends reads it: whose
@@ -177,13 +192,71 @@ export class BackendRoute {
    */
   callHeadersFor(caller: Caller, instance: Instance): Record<string, string> {
     const headers = copyRequestHeaders(caller.clientHeaders);
-    for (const name of Object.keys(headers)) if (name.startsWith('mcp-') || name === 'last-event-id' || name === 'content-length') delete headers[name];
-    headers.host = this.endpointOf(instance).host;
-    this.headersFor(caller, headers);
+    for (const name of Object.keys(headers)) if (name.startsWith('mcp-') || name === 'last-event-id') delete headers[name];
+    const fit = this.headersForCall(caller, instance, headers);
     // headersFor applies the tasks stage's overrides: none belongs here.
-    delete headers['mcp-session-id'];
-    delete headers['mcp-name'];
+    delete fit['mcp-session-id'];
+    delete fit['mcp-name'];
+    return fit;
+  }
+
+  /** `headers` (a copy the caller made) as a call of the gateway's for `caller` sends them to `instance`: fit for the upstream and flat. */
+  private headersForCall(caller: Caller, instance: Instance, headers: IncomingHttpHeaders): Record<string, string> {
+    headers.host = this.endpointOf(instance).host;
+    // The call's own body is sent, and undici measures it.
+    delete headers['content-length'];
+    this.headersFor(caller, headers);
     return flatHeaders(headers);
+  }
+
+  /**
+   * One JSON-RPC exchange of the gateway's with `instance` for `caller` (the bridge's calls),
+   * its reply read by `read`: the client's headers without its protocol ones, fit for the
+   * upstream (callHeadersFor), under the request's own; the route's call timeout unless the
+   * request sets its own; counted in the snapshot's work until the reply is read.
+   */
+  call<T>(caller: Caller, instance: Instance, request: GatewayRequest, read: ReadReply<T>): Promise<T> {
+    const send = composeSend(this.sendTo(instance), timeLimits(this.callTimeoutMs, this.callTimeoutMs), heldIn(this.inFlight));
+    return send({ ...request, headers: { ...this.callHeadersFor(caller, instance), ...request.headers } }, read);
+  }
+
+  /**
+   * Opens a stream of `instance`'s that the caller reads for as long as it lasts (a listen
+   * relayed for the client): the client's headers fit for the upstream, the request's over
+   * them, and the upstream's own timeouts. Not counted apart: the client's request it is opened
+   * for holds the snapshot until its response ends.
+   */
+  open(caller: Caller, instance: Instance, request: GatewayRequest): Promise<Dispatcher.ResponseData> {
+    const headers = this.headersForCall(caller, instance, { ...copyRequestHeaders(caller.clientHeaders), ...request.headers });
+    return this.sendTo(instance)({ ...request, headers }, async (reply) => reply);
+  }
+
+  /**
+   * The channel of a gateway-run task's calls to `instance` (src/provided/): `headers`, the ones
+   * the call is sent with, made fit for the upstream once for `caller` (credentials included),
+   * so that the call's notices and its later rounds carry them when the client's request is
+   * gone. Each call sets its own time limit; the task holds the snapshot (`hold`) while it runs.
+   */
+  channelTo(caller: Caller, instance: Instance, headers: IncomingHttpHeaders): UpstreamChannel {
+    const inFlight = this.inFlight;
+    return { origin: this.endpointOf(instance).origin, headers: this.headersForCall(caller, instance, headers), send: this.sendTo(instance), hold: () => inFlight.enter() };
+  }
+
+  /**
+   * What the gateway sends `instance` for itself, speaking for no caller (the generation
+   * probes): the route's own credentials (a static bearer; identity headers and exchanged
+   * tokens speak for a caller, so none) and the gateway's call timeout.
+   */
+  asGateway(instance: Instance | string): Send {
+    const own: IncomingHttpHeaders = {};
+    applyUpstreamCredentials(own, this.credentials, undefined);
+    const headers = flatHeaders(own);
+    return composeSend(this.sendTo(instance), timeLimits(GATEWAY_CALL_TIMEOUT_MS, GATEWAY_CALL_TIMEOUT_MS), credentials(async () => headers));
+  }
+
+  /** The bottom of every call of the gateway's to `instance` on this route: the agent, the origin, the route's upstream path. */
+  private sendTo(instance: Instance | string): Send {
+    return sendThrough(this.agent, this.endpointOf(instance).origin, this.targetPath);
   }
 
   /** The upstream's response headers made fit for the client, in place. */

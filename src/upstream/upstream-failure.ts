@@ -5,7 +5,7 @@
  * (reply-from's lib/errors.js is the model: 503 when nothing was reached, 504 on a timeout,
  * 502 otherwise; the library's error kept as the cause).
  */
-import type { ErrorCode } from '../errors.js';
+import { GatewayError, toWireError, type ErrorCode } from '../errors.js';
 
 export type UpstreamFailureKind = 'refused' | 'timeout' | 'reset' | 'other';
 
@@ -24,6 +24,15 @@ export function classifyUpstreamError(error: unknown): UpstreamFailureKind {
 /** The catalogue code a client is answered with when its backend call failed this way. */
 export function upstreamFailureCode(kind: UpstreamFailureKind): ErrorCode {
   return kind === 'timeout' ? 'TG_ERR_UPSTREAM_TIMEOUT' : kind === 'refused' ? 'TG_ERR_UPSTREAM_UNAVAILABLE' : 'TG_ERR_BAD_GATEWAY';
+}
+
+/**
+ * A failed backend call as the client's answer, the library's error kept as the cause; a
+ * GatewayError (a refusal of the gateway's own, a token exchange's) is the answer already, and
+ * a local error (the store's) gets its catalogue code (toWireError).
+ */
+export function upstreamFailure(error: unknown): GatewayError {
+  return toWireError(error) ?? new GatewayError(upstreamFailureCode(classifyUpstreamError(error)), { cause: error });
 }
 
 /** 401 and 403 from a backend answer the gateway's credentials, never the client's. */

@@ -6,6 +6,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after, afterEach, before } from 'node:test';
+import { Agent } from 'undici';
 
 export interface Received {
   readonly headers: IncomingMessage['headers'];
@@ -53,6 +55,31 @@ export async function startScriptedBackend(): Promise<ScriptedBackend> {
     },
   };
   return backend;
+}
+
+/**
+ * A scripted backend and an undici agent for the tests of one file: the backend started before
+ * them and reset after each, both closed after all. Read `backend` inside a test (it is set
+ * once the file's tests start).
+ */
+export function scriptedBackendPerFile(): { readonly backend: ScriptedBackend; readonly agent: Agent } {
+  const agent = new Agent({ connections: 4 });
+  let started: ScriptedBackend | undefined;
+  before(async () => {
+    started = await startScriptedBackend();
+  });
+  afterEach(() => started?.reset());
+  after(async () => {
+    await started?.close();
+    await agent.close();
+  });
+  return {
+    get backend(): ScriptedBackend {
+      if (!started) throw new Error('the scripted backend starts with the file\'s tests');
+      return started;
+    },
+    agent,
+  };
 }
 
 /** A JSON reply. */

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { labelOf } from '../../../src/bridge/backend-generations.js';
 import { legacyParams } from '../../../src/bridge/modern-requests.js';
-import { parseAnswerBody } from '../../../src/bridge/rpc-exchange.js';
+import { rpcResponseOf as parseAnswerBody } from '../../../src/mcp/event-stream.js';
 
 describe('the generation label', () => {
   it('says what is certain, and unknown while a question has no answer', () => {

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { Agent } from 'undici';
 import type { CallOutcome, CallReports, CallTarget } from '../../../src/provided/call-runner.js';
 import { startCall } from '../../../src/provided/call-start.js';
+import { sendThrough } from '../../../src/upstream/gateway-send.js';
 import type { JsonRpcRequest } from '../../../src/mcp/jsonrpc.js';
 import { replyEvents as sse, replyJson as json, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.js';
 import { waitFor } from '../../support/wait.js';
@@ -32,7 +33,7 @@ after(async () => {
 });
 
 function target(version = '2026-07-28', at = origin): CallTarget {
-  return { dispatcher: agent, origin: at, path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
+  return { origin: at, send: sendThrough(agent, at, '/mcp'), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
 }
 
 function run(opts: { version?: string; timeoutMs?: number; reports?: CallReports; maxResponseBytes?: number; at?: string; extraParams?: Record<string, unknown> } = {}) {

@@ -12,6 +12,7 @@ import { Agent } from 'undici';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { BackendSupport } from '../../../src/provided/backend-support.js';
 import { startCall } from '../../../src/provided/call-start.js';
+import { sendThrough } from '../../../src/upstream/gateway-send.js';
 import { LegacyStatusPush } from '../../../src/provided/legacy-push/legacy-status-push.js';
 import type { ProvidedContext } from '../../../src/provided/provided-context.js';
 import { RELATED_TASK, TaskDriver, type DriverSettings } from '../../../src/provided/task-driver.js';
@@ -54,7 +55,7 @@ async function driven(era: Era, opts: { attach?: boolean; record?: Partial<TaskR
   assert.equal(await store.createProvidedTask(record, providedState(), 10), 'created');
   await opts.beforeStart?.(record);
   const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
-  const target = { dispatcher: agent, origin: backend.origin, path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
+  const target = { origin: backend.origin, send: sendThrough(agent, backend.origin, '/mcp'), headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version }, hold: () => () => undefined };
   const retries: string[] = [];
   const settings: DriverSettings = {
     wire: wireOf(era),
