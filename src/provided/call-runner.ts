@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import type { JsonRpcRequest, JsonRpcResponse, McpMessage } from '../mcp/jsonrpc.js';
 import { composeSend, type OutgoingMessage, type Send, type SendLayer, type UpstreamChannel } from '../upstream/gateway-send.js';
 import { readReplyMessages } from '../upstream/gateway-replies.js';
+import { classifyUpstreamError } from '../upstream/upstream-failure.js';
 
 /**
  * Where the call goes: the instance, the headers it is sent with (credentials included), and
@@ -51,22 +52,36 @@ const PROGRESS_TEXT_MAX = 512;
 /** How long a 2025 backend is given to take notifications/cancelled before its call is cut. */
 const CANCEL_NOTICE_MS = 1000;
 
+/**
+ * Another instance for a call whose instance refused the connection (nothing reached it), or
+ * undefined when there is none to try: only a call bound to no session may move.
+ */
+export type FailOver = () => CallTarget | undefined;
+
 export class CallRunner {
   readonly callId: string;
-  private readonly target: CallTarget;
+  private target: CallTarget;
   private readonly limits: CallLimits;
   private readonly reports: CallReports;
+  private readonly trace: SendLayer | undefined;
+  private readonly failOver: FailOver | undefined;
   /** The target's send, with the call's trace context when it is traced. */
-  private readonly sendOn: Send;
+  private sendOn: Send;
   private readonly controller = new AbortController();
   private abortReason: { failure: CallFailure; message: string } | undefined;
   /** Settles once, with the call's outcome. */
   readonly outcome: Promise<CallOutcome>;
 
-  /** `trace`: the call's trace context, in every request the call sends (gateway-send.ts, traceContext). */
-  constructor(callId: string, message: OutgoingMessage, target: CallTarget, limits: CallLimits, reports: CallReports, trace?: SendLayer) {
+  /**
+   * `trace`: the call's trace context, in every request the call sends (gateway-send.ts,
+   * traceContext). `failOver`: where the call goes instead when its instance refuses the
+   * connection, as a client's own new work fails over (pipeline/forward.ts).
+   */
+  constructor(callId: string, message: OutgoingMessage, target: CallTarget, limits: CallLimits, reports: CallReports, trace?: SendLayer, failOver?: FailOver) {
     this.callId = callId;
     this.target = target;
+    this.trace = trace;
+    this.failOver = failOver;
     this.sendOn = composeSend(target.send, trace);
     this.limits = limits;
     this.reports = reports;
@@ -131,23 +146,35 @@ export class CallRunner {
     const timer = setTimeout(() => this.abort('timeout', timeoutMessage), this.limits.timeoutMs);
     timer.unref();
     try {
-      // The call's own limit governs, not the upstream's idle timers for relayed requests.
-      const request = { headers: this.target.headers, message, signal: this.controller.signal, headersTimeout: this.limits.timeoutMs, bodyTimeout: this.limits.timeoutMs };
-      return await this.sendOn(request, async (reply) => {
+      for (;;) {
         try {
-          return await this.read(reply);
+          return await this.sendOnce(message);
         } catch (error) {
-          reply.body.destroy();
           if (this.abortReason) return { kind: 'failure', ...this.abortReason };
-          return { kind: 'failure', failure: 'bad_reply', message: `the backend's reply could not be read: ${describe(error)}` };
+          // Refused: nothing reached the instance, so the same call may go to another.
+          const next = classifyUpstreamError(error) === 'refused' ? this.failOver?.() : undefined;
+          if (!next) return { kind: 'failure', failure: 'unreachable', message: `the backend could not be reached: ${describe(error)}` };
+          this.target = next;
+          this.sendOn = composeSend(next.send, this.trace);
         }
-      });
-    } catch (error) {
-      if (this.abortReason) return { kind: 'failure', ...this.abortReason };
-      return { kind: 'failure', failure: 'unreachable', message: `the backend could not be reached: ${describe(error)}` };
+      }
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private sendOnce(message: OutgoingMessage): Promise<CallOutcome> {
+    // The call's own limit governs, not the upstream's idle timers for relayed requests.
+    const request = { headers: this.target.headers, message, signal: this.controller.signal, headersTimeout: this.limits.timeoutMs, bodyTimeout: this.limits.timeoutMs };
+    return this.sendOn(request, async (reply) => {
+      try {
+        return await this.read(reply);
+      } catch (error) {
+        reply.body.destroy();
+        if (this.abortReason) return { kind: 'failure', ...this.abortReason };
+        return { kind: 'failure', failure: 'bad_reply', message: `the backend's reply could not be read: ${describe(error)}` };
+      }
+    });
   }
 
   private async read(reply: Dispatcher.ResponseData): Promise<CallOutcome> {

@@ -17,7 +17,7 @@ import { isObject } from '../mcp/json.js';
 import { copyRequestHeaders } from '../upstream/backend-route.js';
 import { traceContext } from '../upstream/gateway-send.js';
 import { newRequestId } from '../upstream/request-framer.js';
-import { CallRunner, type CallReports, type CallTarget } from './call-runner.js';
+import { CallRunner, type CallReports, type CallTarget, type FailOver } from './call-runner.js';
 
 /** The call a tools/call request asks for, as the gateway will send it (and send it again on a retry). */
 export function captureCall(clientHeaders: IncomingHttpHeaders, params: JsonObject): ProvidedCall {
@@ -65,6 +65,23 @@ export function callTarget(request: TaskRequest, plan: CallPlan, fromClient: boo
 }
 
 /**
+ * Where a call that is bound to no session goes when its instance refuses the connection: the
+ * next instance the pool offers that has not refused it yet (the refusing one cools down,
+ * BackendRoute), with the headers a call there carries. Undefined for a session's call, which
+ * lives on its instance.
+ */
+export function failOverFor(request: TaskRequest, plan: CallPlan, fromClient: boolean): FailOver | undefined {
+  if (plan.session !== undefined) return undefined;
+  const refused = new Set<string>([plan.instance.url]);
+  return () => {
+    const next = request.route.pool.selectInstance(Date.now(), refused);
+    if (!next || refused.has(next.url)) return undefined;
+    refused.add(next.url);
+    return callTarget(request, { ...plan, instance: next }, fromClient);
+  };
+}
+
+/**
  * With tracing on, what a call's client span says (src/tracing/task-calls.ts): a child of the
  * request being served (`during`), else of the task's creation, linked to the creation.
  */
@@ -84,7 +101,7 @@ export function callTraceOf(request: TaskRequest, reason: CallTrace['reason'], t
 }
 
 /** Starts the call: the runner sends it at once and reports to `reports`. */
-export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs' | 'timeoutMessage'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace): CallRunner {
+export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'extraParams' | 'timeoutMs' | 'timeoutMessage'>, limits: { maxResponseBytes: number; maxSseEventBytes: number }, reports: CallReports, trace?: CallTrace, failOver?: FailOver): CallRunner {
   const callId = newRequestId();
   const meta = isObject(plan.call.params._meta) ? plan.call.params._meta : {};
   // A progress token of the gateway's, so the backend's progress reaches the task's statusMessage.
@@ -100,6 +117,7 @@ export function startCall(target: CallTarget, plan: Pick<CallPlan, 'call' | 'ext
     { timeoutMs: plan.timeoutMs, timeoutMessage: plan.timeoutMessage, cancelNotice, maxResponseBytes: limits.maxResponseBytes, maxSseEventBytes: limits.maxSseEventBytes },
     reports,
     traceContext(span),
+    failOver,
   );
   if (span) {
     void runner.outcome

@@ -24,7 +24,7 @@ import { isObject } from '../mcp/json.js';
 import { taskFromRecord } from '../task-model/task-wire.js';
 import type { ProvidedTasksPolicy } from './backend-support.js';
 import type { CallOutcome } from './call-runner.js';
-import { callTarget, callTraceOf, captureCall, startCall, type CallPlan } from './call-start.js';
+import { callTarget, callTraceOf, captureCall, failOverFor, startCall, type CallPlan } from './call-start.js';
 import type { ProvidedContext } from './provided-context.js';
 import { TaskDriver, type DriverSettings } from './task-driver.js';
 
@@ -151,7 +151,8 @@ function startDriver(c: Pick<CreationContext, 'ctx' | 'settings'>, request: Task
   const target = callTarget(request, plan, fromClient);
   const limits = request.route.limits;
   const trace = callTraceOf(request, 'run');
-  return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace), c.settings);
+  const failOver = failOverFor(request, plan, fromClient);
+  return new TaskDriver(c.ctx, (reports) => startCall(target, plan, limits, reports, trace, failOver), c.settings);
 }
 
 function newRecord(request: TaskRequest, tool: string, ttlMs: number, instance: Instance, deps: StageDeps, background = false): TaskRecord {

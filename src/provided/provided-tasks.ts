@@ -29,7 +29,7 @@ import { isObject, type JsonObject } from '../mcp/json.js';
 import { advertiseProvidedTasks, ADVERTISING_METHODS } from './advertising.js';
 import { BackendSupport, type LearntTaskSupport } from './backend-support.js';
 import { callAgain, overTimeout } from './call-again.js';
-import { callTarget, callTraceOf, startCall } from './call-start.js';
+import { callTarget, callTraceOf, failOverFor, startCall } from './call-start.js';
 import { createLegacyTask, holdThenPromote, promoteModernCall, type CreationContext } from './creation.js';
 import type { HeldCall } from './held-call.js';
 import type { ProvidedContext } from './provided-context.js';
@@ -288,7 +288,9 @@ export class ProvidedTasks implements GatewayRunTasks, TaskKindHandler, ToolCall
     const target = callTarget(request, plan, false);
     const limits = request.route.limits;
     const trace = callTraceOf(request, 'retry', retry.record);
-    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace), this.settings(deps, request, wireOf(retry.record.era), policy.timeout)).attach(retry.record);
+    // A modern round is bound to no session: a refusing instance hands it to the next.
+    const failOver = failOverFor(request, plan, false);
+    new TaskDriver(this.ctx, (reports) => startCall(target, plan, limits, reports, trace, failOver), this.settings(deps, request, wireOf(retry.record.era), policy.timeout)).attach(retry.record);
   }
 
   private async failUnstarted(deps: StageDeps, record: TaskRecord, message: string): Promise<void> {

@@ -26,6 +26,7 @@ import { applyUpstreamCredentials, type CredentialsPolicy } from './credentials/
 import type { UpstreamAgent } from './dispatcher.js';
 import {
   composeSend,
+  coolsDownWhenRefused,
   credentials,
   GATEWAY_CALL_TIMEOUT_MS,
   heldIn,
@@ -254,9 +255,14 @@ export class BackendRoute {
     return composeSend(this.sendTo(instance), timeLimits(GATEWAY_CALL_TIMEOUT_MS, GATEWAY_CALL_TIMEOUT_MS), credentials(async () => headers));
   }
 
-  /** The bottom of every call of the gateway's to `instance` on this route: the agent, the origin, the route's upstream path. */
+  /**
+   * The bottom of every call of the gateway's to `instance` on this route: the agent, the
+   * origin, the route's upstream path; an instance that refuses the connection cools down for
+   * new work, as it does when a client's own request finds it refusing (pipeline/forward.ts).
+   */
   private sendTo(instance: Instance | string): Send {
-    return sendThrough(this.agent, this.endpointOf(instance).origin, this.targetPath);
+    const known = typeof instance === 'string' ? this.pool.findInstance(instance) : instance;
+    return composeSend(sendThrough(this.agent, this.endpointOf(instance).origin, this.targetPath), known && coolsDownWhenRefused(this.pool, known));
   }
 
   /** The upstream's response headers made fit for the client, in place. */

@@ -17,7 +17,9 @@
 import type { Dispatcher } from 'undici';
 import type { InFlight } from '../lifecycle/in-flight.js';
 import { isObject, type JsonObject } from '../mcp/json.js';
+import type { Instance, InstancePool } from '../routing/balancer.js';
 import type { TaskCallSpan } from '../tracing/task-calls.js';
+import { classifyUpstreamError } from './upstream-failure.js';
 
 /** How long a call the gateway makes on nobody's time waits for headers, and between body chunks: a task's cancel or poll, a probe. */
 export const GATEWAY_CALL_TIMEOUT_MS = 10_000;
@@ -87,6 +89,21 @@ export function composeSend(send: Send, ...layers: readonly (SendLayer | undefin
   let composed = send;
   for (const layer of layers) if (layer) composed = layer(composed);
   return composed;
+}
+
+/**
+ * An instance that refused the connection (nothing reached it) is marked refused in its pool,
+ * so that new work skips it for the upstream's cooldown.
+ */
+export function coolsDownWhenRefused(pool: InstancePool, instance: Instance): SendLayer {
+  return (next) => async (request, read) => {
+    try {
+      return await next(request, read);
+    } catch (error) {
+      if (classifyUpstreamError(error) === 'refused') pool.markRefused(instance);
+      throw error;
+    }
+  };
 }
 
 /** The kind's time limits, for a request that sets none of its own (0 turns undici's timer off). */
