@@ -201,13 +201,13 @@ export function renderSetup(r: SetupReport, settings: SoakSettings): string {
     `### ${store}`,
     '',
     `- **Load**: ${n(settings.tasks)} live tasks (${n(settings.tasks - provided)} backend tasks on \`/mcp\`, ${n(provided)} run by the gateway on \`/plain\`; 2025-11-25 and 2026-07-28 half each; ${r.principals} principals), polled every ${settings.pollIntervalMs / 1000} s; lifetimes ${settings.lifetimeMs[0] / 1000}–${settings.lifetimeMs[1] / 1000} s; TTL ${settings.ttlMs / 1000} s; fill ${r.seconds.fill} s, ${r.seconds.total} s in all`,
-    `- **Requests**: ${n(r.requests.total)}, **${r.requests.perSecond}/s** (${Object.entries(r.requests.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')}); errors ${n(r.requests.errors)}, documented answers to the faults ${n(r.requests.documented)}, known gateway defect ${n(r.requests.knownDefect)}, **unexplained ${n(r.requests.unexplained)}**`,
+    `- **Requests**: ${n(r.requests.total)}, **${r.requests.perSecond}/s** (${Object.entries(r.requests.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')}); errors ${n(r.requests.errors)}, documented answers to the faults ${n(r.requests.documented)}, cut by a replica crash ${n(r.requests.knownDefect)}, **unexplained ${n(r.requests.unexplained)}**`,
     `- **Invariants** ${r.invariants.holds ? '**hold**' : '**VIOLATED**'}: ${n(r.invariants.finalCheck.handles)} handles asked again through ${r.invariants.finalCheck.replicas.join(' and ')} (${n(r.invariants.finalCheck.requests)} requests in ${r.invariants.finalCheck.seconds} s); violations: ${Object.keys(r.invariants.violations).length ? Object.entries(r.invariants.violations).map(([k, v]) => `${k} ${v}`).join(', ') : 'none'} (reachable, none stuck \`working\` past its bound, nothing lost, every result its own task's)`,
     `- **Tasks**: ${n(r.tasks.handles)} handles (${Object.entries(r.tasks.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')}); ended ${Object.entries(r.tasks.ended).map(([k, v]) => `${k} ${n(v)}`).join(', ')}; failed as documented ${Object.entries(r.tasks.failedBy).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; lost with the backend instance ${n(r.tasks.lostWithBackend)}; expired ${n(r.tasks.expired)}; running at the end ${n(r.tasks.liveAtEnd)}; creations with no answer ${r.tasks.creationsUnknown}; sessions opened ${r.tasks.sessionsOpened}`,
     '',
     table(['fault', 'at s', 'recovered s', 'documented answer met', 'outcome'], r.faults.map(faultLine)),
     '',
-    r.errors.length ? table(['error class', 'total', 'documented answer to', 'known defect', 'unexplained', 'requests'], r.errors.map((e) => [e.cls, n(e.total), Object.entries(e.documented).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '–', e.defect, e.unexplained, Object.entries(e.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')])) : 'No errors.',
+    r.errors.length ? table(['error class', 'total', 'documented answer to', 'cut by a crash', 'unexplained', 'requests'], r.errors.map((e) => [e.cls, n(e.total), Object.entries(e.documented).map(([k, v]) => `${k} ${n(v)}`).join(', ') || '–', e.defect, e.unexplained, Object.entries(e.byKind).map(([k, v]) => `${k} ${n(v)}`).join(', ')])) : 'No errors.',
     '',
     table(['process', 'samples', 's', 'RSS MiB first → last (max)', 'RSS slope MiB/min', 'heap MiB first → last (max)', 'heap slope MiB/min'], [
       ...r.memory.replicas.map((m) => [`taskgate ${m.name} (pid ${m.pid})`, m.samples, `${m.fromS}–${m.toS}`, `${m.rssMiB.first} → ${m.rssMiB.last} (${m.rssMiB.max})`, m.rssSlopeMiBPerMin ?? '–', `${m.heapMiB.first} → ${m.heapMiB.last} (${m.heapMiB.max})`, m.heapSlopeMiBPerMin ?? '–']),
@@ -228,5 +228,5 @@ export function renderSetup(r: SetupReport, settings: SoakSettings): string {
 }
 
 export function rulesMarkdown(): string {
-  return RULES.map((rule) => `- ${rule.cause}${rule.verdict === 'defect' ? ' (**known defect**)' : ''}: ${rule.classes.map((c) => `\`${c}\``).join(', ')}: ${rule.source}`).join('\n');
+  return RULES.map((rule) => `- ${rule.cause}${rule.verdict === 'defect' ? ' (**a crash, which fails the run**)' : ''}: ${rule.classes.map((c) => `\`${c}\``).join(', ')}: ${rule.source}`).join('\n');
 }
