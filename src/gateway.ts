@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
-import { registerResourceMetadataRoutes } from './auth/resource-metadata.js';
+import { registerResourceMetadataRoutes } from './pipeline/metadata-routes.js';
 import { BackgroundCalls } from './background/background-calls.js';
 import { Bridge } from './bridge/bridge.js';
 import type { ProbeTarget } from './bridge/generation-probe.js';
