@@ -13,6 +13,7 @@
  */
 import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollActivity, PollLimits, PollOpening, TaskListPosition } from './store.js';
 import { byExpiry, nextLiveTaskCursor } from './live-task-scan.js';
+import { ExpiryIndex } from './memory-expiry-index.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
 import { decidePollAt, type PollState, type PollVerdict } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -21,9 +22,14 @@ import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type Task
 export class MemoryTaskTable {
   private readonly records = new Map<string, Readonly<TaskRecord>>();
   private readonly byUpstreamId = new Map<string, string>();
-  private readonly byOwner = new Map<string, Set<string>>();
+  /**
+   * Each owner's handles, oldest first (the reverse of tasks/list's order, so a new task is
+   * appended): a page of tasks/list reads from the end, from its cursor on, instead of sorting
+   * the owner's tasks per page.
+   */
+  private readonly byOwner = new Map<string, string[]>();
   private readonly polls = new Map<string, PollEntry>();
-  private readonly expiring = new Map<number, Set<string>>();
+  private readonly expiring = new ExpiryIndex();
   /**
    * Tasks per owner that are not terminal, kept in step with every write: counting them at
    * creation by reading the owner's records made creation slower the more tasks an owner held
@@ -53,9 +59,7 @@ export class MemoryTaskTable {
     // A copy, so later changes by the caller never alter stored state behind the store's back.
     this.records.set(record.handle, { ...record });
     this.byUpstreamId.set(upstreamKey(record.upstream, record.instance, record.upstreamTaskId), record.handle);
-    const set = this.byOwner.get(record.owner) ?? new Set<string>();
-    set.add(record.handle);
-    this.byOwner.set(record.owner, set);
+    this.addOwned(record);
     this.indexExpiry(record.handle, record.expiresAt);
     if (!isTerminalStatus(record.status)) this.countLive(record.owner, 1);
     return 'created';
@@ -84,6 +88,8 @@ export class MemoryTaskTable {
   delete(handle: string): void {
     const record = this.records.get(handle);
     if (!record) return;
+    // First, while the record is there: the owner's order is searched through the records.
+    this.removeOwned(record);
     this.records.delete(handle);
     this.polls.delete(handle);
     this.provided.delete(handle);
@@ -91,9 +97,6 @@ export class MemoryTaskTable {
     this.unindexExpiry(handle, record.expiresAt);
     if (!isTerminalStatus(record.status)) this.countLive(record.owner, -1);
     this.byUpstreamId.delete(upstreamKey(record.upstream, record.instance, record.upstreamTaskId));
-    const owned = this.byOwner.get(record.owner);
-    owned?.delete(handle);
-    if (owned && owned.size === 0) this.byOwner.delete(record.owner);
   }
 
   /** Lookup, scope check and poll decision; poll state is touched only for a task in scope. */
@@ -210,27 +213,32 @@ export class MemoryTaskTable {
   list(scope: TaskScope, after: TaskListPosition | undefined, limit: number, now: number): TaskRecord[] {
     const owned = this.byOwner.get(scope.owner);
     if (!owned) return [];
-    const live: TaskRecord[] = [];
-    for (const handle of owned) {
-      const record = this.get(handle, now);
-      if (record && isInScope(record, scope)) live.push(record);
+    const page: TaskRecord[] = [];
+    // Newest first is the array read backwards; a cursor's page starts below its position.
+    for (let i = after ? this.ownedBefore(owned, after) - 1 : owned.length - 1; i >= 0 && page.length < limit; i--) {
+      const record = this.get(owned[i]!, now);
+      if (record && isInScope(record, scope)) page.push(record);
     }
-    live.sort(newestFirst);
-    const start = after ? live.findIndex((r) => newestFirst(r, after) > 0) : 0;
-    return start < 0 ? [] : live.slice(start, start + limit);
+    return page;
   }
 
   /**
-   * scanLiveTasks (store.ts): one pass over the records and a sort, per page. Bounded by
-   * maxTasks, and read by operators, not by every request. Expired records the sweeper has not
-   * reached yet count as index entries (as in Redis) but are left out of the page.
+   * scanLiveTasks (store.ts): the expiry index's seconds in order from the cursor's, each
+   * second's records sorted, until the page is full; a page costs the seconds and records it
+   * reads, not the store's size. Expired records the sweeper has not reached yet count as
+   * index entries (as in Redis) but are left out of the page.
    */
   scanLive(after: LiveTaskCursor | undefined, limit: number, now: number): LiveTaskPage {
     const from = after?.expiresAt ?? now + 1;
-    const entries: TaskRecord[] = [];
-    for (const record of this.records.values()) if (record.expiresAt >= from) entries.push(record);
-    entries.sort(byExpiry);
     const skip = after?.skip ?? 0;
+    const entries: TaskRecord[] = [];
+    for (const [, handles] of this.expiring.from(from)) {
+      // Across seconds the index gives the order; within one, the least of its records by
+      // expiresAt and handle, only as many as the page still needs (a burst of creations puts
+      // tens of thousands in one second: sorting them all per page is what this avoids).
+      for (const record of leastOf(handles, this.records, from, skip + limit - entries.length)) entries.push(record);
+      if (entries.length >= skip + limit) break;
+    }
     const read = entries.slice(skip, skip + limit);
     const next = nextLiveTaskCursor(after, read.map((record) => record.expiresAt), limit);
     return { records: read.filter((record) => record.expiresAt > now), ...(next ? { next } : {}) };
@@ -238,9 +246,8 @@ export class MemoryTaskTable {
 
   takeExpired(now: number, limit: number): TaskRecord[] {
     const expired: TaskRecord[] = [];
-    const due = Math.floor(now / 1000);
-    for (const [second, handles] of this.expiring) {
-      if (second > due) continue;
+    for (const [, handles] of this.expiring.due(now)) {
+      if (expired.length >= limit) break;
       for (const handle of handles) {
         if (expired.length >= limit) break;
         const record = this.records.get(handle);
@@ -249,6 +256,42 @@ export class MemoryTaskTable {
     }
     for (const record of expired) this.delete(record.handle);
     return expired;
+  }
+
+  private addOwned(record: TaskListPosition & { owner: string }): void {
+    const owned = this.byOwner.get(record.owner);
+    if (!owned) {
+      this.byOwner.set(record.owner, [record.handle]);
+      return;
+    }
+    const last = this.records.get(owned.at(-1)!);
+    if (!last || newestFirst(record, last) < 0) owned.push(record.handle);
+    else owned.splice(this.ownedBefore(owned, record), 0, record.handle);
+  }
+
+  private removeOwned(record: TaskListPosition & { owner: string }): void {
+    const owned = this.byOwner.get(record.owner);
+    if (!owned) return;
+    const found = this.ownedBefore(owned, record);
+    const at = owned[found] === record.handle ? found : owned.indexOf(record.handle);
+    if (at >= 0) owned.splice(at, 1);
+    if (owned.length === 0) this.byOwner.delete(record.owner);
+  }
+
+  /**
+   * The index of the first of an owner's handles (oldest first) that is not older than the
+   * position, in tasks/list's order: everything before it comes after the position in a list.
+   * Every handle in the array has its record (create and delete keep both in step).
+   */
+  private ownedBefore(owned: readonly string[], position: TaskListPosition): number {
+    let low = 0;
+    let high = owned.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (newestFirst(this.records.get(owned[mid]!)!, position) > 0) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   private expiredLive(owner: string, now: number): number {
@@ -267,17 +310,11 @@ export class MemoryTaskTable {
   }
 
   private indexExpiry(handle: string, expiresAt: number): void {
-    const second = Math.floor(expiresAt / 1000);
-    const set = this.expiring.get(second) ?? new Set<string>();
-    set.add(handle);
-    this.expiring.set(second, set);
+    this.expiring.add(handle, expiresAt);
   }
 
   private unindexExpiry(handle: string, expiresAt: number): void {
-    const second = Math.floor(expiresAt / 1000);
-    const set = this.expiring.get(second);
-    set?.delete(handle);
-    if (set && set.size === 0) this.expiring.delete(second);
+    this.expiring.remove(handle, expiresAt);
   }
 
   clear(): void {
@@ -326,6 +363,30 @@ class PollEntry implements PollState {
     this.earlyCount = 0;
     this.snapshot = undefined;
   }
+}
+
+/**
+ * The `count` least records of these handles by byExpiry, from those expiring at or after
+ * `from`, in order: one pass, keeping a sorted array of at most `count` (n log count).
+ */
+function leastOf(handles: Iterable<string>, records: ReadonlyMap<string, Readonly<TaskRecord>>, from: number, count: number): TaskRecord[] {
+  const least: TaskRecord[] = [];
+  if (count <= 0) return least;
+  for (const handle of handles) {
+    const record = records.get(handle);
+    if (!record || record.expiresAt < from) continue;
+    if (least.length === count && byExpiry(record, least[count - 1]!) >= 0) continue;
+    let low = 0;
+    let high = least.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (byExpiry(least[mid]!, record) < 0) low = mid + 1;
+      else high = mid;
+    }
+    least.splice(low, 0, record);
+    if (least.length > count) least.pop();
+  }
+  return least;
 }
 
 function upstreamKey(upstream: string, instance: string, upstreamTaskId: string): string {

@@ -222,6 +222,31 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(seen, same.map((r) => r.handle).sort());
     });
 
+    it('lists newest first whatever order the tasks were stored in, around deleted ones', async () => {
+      const base = Date.now();
+      // Stored out of creation order (a clock step, a replica's late write), ties included.
+      const offsets = [5, 1, 9, 3, 3, 7, 0, 9, 2, 6];
+      const records = offsets.map((offset) => taskRecord({ createdAt: base + offset }));
+      for (const r of records) await store!.createTask(r, 100);
+      const gone = [records[2]!, records[6]!, records[4]!];
+      for (const r of gone) await store!.deleteTask(r.handle);
+      const expected = records
+        .filter((r) => !gone.includes(r))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.handle < b.handle ? -1 : 1))
+        .map((r) => r.handle);
+      for (const limit of [1, 3, 7, 10]) {
+        const seen: string[] = [];
+        let after: { createdAt: number; handle: string } | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await store!.listTasks(OWNER_A, after, limit);
+          if (page.length === 0) break;
+          seen.push(...page.map((r) => r.handle));
+          after = { createdAt: page.at(-1)!.createdAt, handle: page.at(-1)!.handle };
+        }
+        assert.deepEqual(seen, expected, `pages of ${limit}`);
+      }
+    });
+
     it('leaves expired tasks out of a listing', async () => {
       const live = taskRecord();
       await store!.createTask(taskRecord({ expiresAt: Date.now() - 1, createdAt: live.createdAt + 1 }), 10);

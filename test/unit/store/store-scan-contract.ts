@@ -72,6 +72,23 @@ export function defineScanContract(store: () => Store): void {
     assert.deepEqual((await scanAll(store(), 2, now + 25_000)).handles, [extended.handle]);
   });
 
+  it('pages across seconds, a burst of tasks in one second among them, in one order', async () => {
+    const now = Date.now();
+    const base = (Math.floor(now / 1000) + 120) * 1000;
+    // A burst: 23 tasks in one second at scattered milliseconds (some equal), between two
+    // seconds of a few, and tasks inserted out of order, so neither insertion order nor
+    // second boundaries give the answer.
+    const burst = Array.from({ length: 23 }, (_, i) => taskRecord({ expiresAt: base + 1000 + ((i * 37) % 11) * 50 }));
+    const before = [2, 0, 1].map((i) => taskRecord({ expiresAt: base + i * 300 }));
+    const after = [1, 0].map((i) => taskRecord({ expiresAt: base + 5000 + i }));
+    const records = [...after, ...burst, ...before];
+    for (const r of records) await store().createTask(r, 100);
+    for (const limit of [1, 4, 5, 13, 28, 29]) {
+      const { handles } = await scanAll(store(), limit, now);
+      assert.deepEqual(handles, inScanOrder(records), `pages of ${limit}`);
+    }
+  });
+
   it('scans an empty store as one empty page', async () => {
     const page = await store().scanLiveTasks(undefined, 10, Date.now());
     assert.deepEqual(page, { records: [] });
