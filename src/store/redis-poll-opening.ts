@@ -19,14 +19,14 @@ import type { PollActivity, PollOpening } from './store.js';
 import { TtlMap } from '../lifecycle/ttl-map.js';
 
 /**
- * Records whose fixed part a replica keeps. An entry is the record less its live fields,
- * about 0.5–1 KB with the handle, backend id and instance URL, so at most ~10 MB per replica.
- * Oldest in, first out (a TtlMap without deadlines) rather than least recently used: a task
- * pushed out costs one poll with the full record, not a round trip, and a hit stays a plain
- * Map read.
+ * Records whose fixed part a replica keeps: `store.pollCacheTasks` (50,000 by default). An
+ * entry is the record less its live fields, about 0.5–1 KB with the handle, backend id and
+ * instance URL. Oldest in, first out (a TtlMap without deadlines) rather than least recently
+ * used: a task pushed out costs one poll with the full record, not a round trip, and a hit
+ * stays a plain Map read. It was a fixed 10,000 until the scale curves (docs/benchmarks.md,
+ * "Scale") showed a replica polling more tasks in turn missing on every poll: +23–37 µs of
+ * CPU each; operators now size it to the tasks a replica polls.
  */
-export const FIXED_FIELDS_CACHED = 10_000;
-
 export interface CachedFixed {
   /** The record's createdAt as Redis holds it (a decimal string), which the script compares. */
   readonly createdAt: string;
@@ -37,21 +37,22 @@ export interface CachedFixed {
 const FORM_AT = 7;
 
 export class PollOpener {
-  private readonly cache = new TtlMap<CachedFixed>(FIXED_FIELDS_CACHED);
+  private readonly cache: TtlMap<CachedFixed> | undefined;
   /** Decrypts a task's snapshot (undefined when no configured key opens it). */
   private readonly openSnapshot: (sealed: string, handle: string) => string | undefined;
 
-  constructor(openSnapshot: (sealed: string, handle: string) => string | undefined) {
+  constructor(capacity: number, openSnapshot: (sealed: string, handle: string) => string | undefined) {
+    this.cache = capacity > 0 ? new TtlMap<CachedFixed>(capacity) : undefined;
     this.openSnapshot = openSnapshot;
   }
 
   /** The fixed part held for a handle: its createdAt goes with the opening ('' for none). */
   known(handle: string, now: number): CachedFixed | undefined {
-    return this.cache.get(handle, now);
+    return this.cache?.get(handle, now);
   }
 
   forget(handle: string): void {
-    this.cache.delete(handle);
+    this.cache?.delete(handle);
   }
 
   /**
@@ -61,7 +62,7 @@ export class PollOpener {
   read(handle: string, reply: readonly unknown[], known: CachedFixed | undefined, now: number): PollOpening {
     const outcome = reply[0] as PollOpening['outcome'];
     if (outcome === 'not_found' || outcome === 'denied') {
-      if (outcome === 'not_found') this.cache.delete(handle);
+      if (outcome === 'not_found') this.cache?.delete(handle);
       return { outcome };
     }
     const record = outcome === 'polled' ? this.recordOf(handle, reply, known, now) : undefined;
@@ -83,7 +84,7 @@ export class PollOpener {
     if (form === 'live') return known ? withLiveFields(known.fields, reply, FORM_AT + 1) : undefined;
     if (form !== 'full') return undefined;
     const record = decodeTask(reply.slice(FORM_AT + 1) as string[]);
-    if (record) this.cache.set(handle, { createdAt: String(record.createdAt), fields: fixedFieldsOf(record) }, Infinity, now);
+    if (record) this.cache?.set(handle, { createdAt: String(record.createdAt), fields: fixedFieldsOf(record) }, Infinity, now);
     return record;
   }
 }

@@ -46,13 +46,14 @@ export class RedisStore implements Store {
   private readonly config: RedisStoreConfig;
   private readonly cipher: SnapshotCipher;
   private readonly logger: Logger;
-  private readonly opener = new PollOpener((sealed, handle) => this.openSnapshot(sealed, handle));
+  private readonly opener: PollOpener;
 
   constructor(config: RedisStoreConfig, deps: RedisStoreDeps = {}) {
     this.config = config;
     this.logger = deps.logger ?? pino({ level: 'silent' });
     this.keys = new RedisKeys(config.keyPrefix);
     this.cipher = new SnapshotCipher(config.snapshotKeys);
+    this.opener = new PollOpener(config.pollCacheTasks, (sealed, handle) => this.openSnapshot(sealed, handle));
     this.client = createRedisClient(config, this.logger);
     this.indexes = new RedisTaskIndexes(this.client, this.keys);
     defineStoreScripts(this.client);

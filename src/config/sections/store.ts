@@ -141,6 +141,17 @@ export const redisStoreSchema = z
       })
       .prefault({})
       .describe('Durability of task creation across a Redis failover.'),
+    pollCacheTasks: z
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .default(50_000)
+      .describe(
+        'Tasks whose fixed fields (owner, backend id, instance, tool, ...) each replica keeps after polling them, so ' +
+          'that a poll reads only the fields that change; past it the oldest are dropped and their next poll reads the ' +
+          'whole record (+20–40 µs of CPU). About 0.5–1 KB each: size it to the distinct tasks one replica polls within ' +
+          'their poll intervals. 0 turns the cache off.',
+      ),
     snapshotKeys: z
       .array(snapshotKeySchema)
       .min(1, { error: 'needs at least one key: poll snapshots can hold tool results and are stored encrypted' })

@@ -152,6 +152,25 @@ if (!(await answersPing(SHARED_REDIS.port, SHARED_REDIS.host))) {
       assert.equal(verdicts.filter((d) => d.verdict === 'forward').length, 1);
     });
 
+    it('polls right whether the replica holds a record\'s fixed part or not (store.pollCacheTasks 0, 2)', async () => {
+      const limits = { toleranceMs: 0, abuseFactor: 100 };
+      for (const pollCacheTasks of [0, 2]) {
+        const prefix = stores.nextPrefix();
+        const [a, b] = [await newStore({ keyPrefix: prefix, pollCacheTasks }), await newStore({ keyPrefix: prefix })];
+        const records = [0, 1, 2].map((i) => taskRecord({ statusMessage: `task ${i}`, pollIntervalMs: 0 }));
+        for (const record of records) await a.createTask(record, 10);
+        // Polled in turn, three tasks through a cache of two (or none) miss every time, and
+        // each poll still sees what another replica wrote just before it.
+        for (let round = 0; round < 3; round++) {
+          for (const record of records) {
+            await b.updateTask(record.handle, { statusMessage: `round ${round}`, lastUpdatedAtIso: new Date(Date.now() + round).toISOString() });
+            const opened = await a.openPoll(record.handle, scopeOf(record), Date.now(), limits);
+            assert.deepEqual(opened.outcome === 'polled' && opened.record, await b.getTask(record.handle), `cache ${pollCacheTasks}, round ${round}`);
+          }
+        }
+      }
+    });
+
     it('reads what can change from Redis on every poll, with the fixed part of the record held by the replica', async () => {
       const prefix = stores.nextPrefix();
       const [a, b] = [await newStore({ keyPrefix: prefix }), await newStore({ keyPrefix: prefix })];
