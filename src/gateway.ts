@@ -89,7 +89,11 @@ export async function buildGateway(config: Config, deps: GatewayDeps = {}): Prom
   shared.push.usePolicy(() => currentPolicy().tasks);
   bridge.usePolicy(() => currentPolicy().tasks);
 
-  const app = createListener(config, shared.logger);
+  const app = createListener(config, shared.logger, {
+    counted: () => shared.metrics.connectionsDropped.inc(),
+    warn: (dropped, maxConnections) =>
+      shared.logger.warn({ dropped, maxConnections }, 'client connections closed unanswered: limits.maxConnections connections are open (taskgate_connections_dropped_total)'),
+  });
   registerRequestLog(app, { metrics: shared.metrics, observer: shared.observer, hashHandle });
   await registerMcpRoutes(app, { currentPolicy, store: shared.store, metrics: shared.metrics, maxBodyBytes: config.limits.maxBodyBytes });
   registerResourceMetadataRoutes(app, currentPolicy);

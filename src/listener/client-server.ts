@@ -15,7 +15,20 @@ function checkingIntervalFor(headersTimeoutMs: number): number {
   return Math.min(1000, Math.max(100, Math.floor(headersTimeoutMs / 4)));
 }
 
-export function createClientServer(limits: LimitsConfig, handler: (req: IncomingMessage, res: ServerResponse) => void): Server {
+/** A warning about refused connections at most this often, with the count since the last. */
+const DROP_WARNING_INTERVAL_MS = 10_000;
+
+/**
+ * Called for each connection the server closes unanswered because `maxConnections` were open
+ * (Node's 'drop' event), and with a warning's worth (the count since the last) at most every
+ * DROP_WARNING_INTERVAL_MS, so a flood of refused connections costs a counter, not a log line each.
+ */
+export interface DroppedConnections {
+  counted(): void;
+  warn(dropped: number, maxConnections: number): void;
+}
+
+export function createClientServer(limits: LimitsConfig, handler: (req: IncomingMessage, res: ServerResponse) => void, dropped?: DroppedConnections): Server {
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -26,5 +39,25 @@ export function createClientServer(limits: LimitsConfig, handler: (req: Incoming
   );
   server.keepAliveTimeout = limits.keepAliveTimeout;
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  if (dropped) watchDrops(server, limits.maxConnections, dropped);
   return server;
+}
+
+function watchDrops(server: Server, maxConnections: number, dropped: DroppedConnections): void {
+  let since = 0;
+  let timer: NodeJS.Timeout | undefined;
+  server.on('drop', () => {
+    dropped.counted();
+    since++;
+    if (timer) return;
+    // The first drop warns at once; later ones are summed into one warning per interval.
+    dropped.warn(since, maxConnections);
+    since = 0;
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (since > 0) dropped.warn(since, maxConnections);
+      since = 0;
+    }, DROP_WARNING_INTERVAL_MS).unref();
+  });
+  server.once('close', () => clearTimeout(timer));
 }

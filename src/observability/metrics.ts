@@ -83,6 +83,7 @@ export interface GatewayMetrics {
   readonly tokenExchangeDuration: Histogram<'upstream'>;
   readonly jwksRefreshes: Counter<'outcome'>;
   readonly logLinesDropped: Counter<'log'>;
+  readonly connectionsDropped: Counter;
   readonly providedCallsRunning: Gauge;
   readonly providedTasksEnded: Counter<'upstream' | 'outcome'>;
   readonly providedCallDuration: Histogram<'upstream'>;
@@ -239,6 +240,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Gatew
       name: 'taskgate_log_lines_dropped_total',
       help: 'Log lines dropped because their destination could not keep up (over 16 MiB waiting), by log: general or audit.',
       labelNames: ['log'],
+      registers,
+    }),
+    connectionsDropped: new Counter({
+      name: 'taskgate_connections_dropped_total',
+      help: 'Client connections closed unanswered because limits.maxConnections connections were open (idle keep-alive and push listeners included).',
       registers,
     }),
     jwksRefreshes: new Counter({

@@ -7,13 +7,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { createClientServer } from '../listener/client-server.js';
+import { createClientServer, type DroppedConnections } from '../listener/client-server.js';
 import { sendGatewayError, toGatewayError } from './error-answer.js';
 
 // Request ids from clients are echoed into logs and upstream headers: keep them short and tame.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function createListener(config: Config, logger: Logger): FastifyInstance {
+export function createListener(config: Config, logger: Logger, dropped?: DroppedConnections): FastifyInstance {
   const app = Fastify({
     // pino's Logger is wider than fastify's logger type; the cast keeps FastifyInstance's default generics.
     loggerInstance: logger as FastifyBaseLogger,
@@ -23,7 +23,7 @@ export function createListener(config: Config, logger: Logger): FastifyInstance 
     bodyLimit: config.limits.maxBodyBytes,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    serverFactory: (handler) => createClientServer(config.limits, handler),
+    serverFactory: (handler) => createClientServer(config.limits, handler, dropped),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();

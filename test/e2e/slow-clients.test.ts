@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { initializeBody, LEGACY_POST_HEADERS, startStack, type Stack } from './support/harness.js';
+import { initializeBody, LEGACY_POST_HEADERS, metricSample, startStack, type Stack } from './support/harness.js';
 import { connectRaw, parseResponse, type RawConnection } from './support/raw-socket.js';
 import { waitFor } from '../support/wait.js';
 
@@ -94,6 +94,8 @@ describe('slow clients are dropped within the limits; honest ones are served mea
     const refused = await Promise.race([extra.closed, sleep(2000).then(() => undefined)]);
     assert.ok(refused, 'a connection beyond the cap was kept open');
     assert.ok(refused.at - started < HEADERS_TIMEOUT_MS, 'closed at once, not by the headers timeout');
+    // Counted for the operator (alert TaskgateConnectionsDropped), from the admin listener.
+    assert.ok((await metricSample(stack.gw.adminUrl, 'taskgate_connections_dropped_total'))! >= 1, 'the refused connection was not counted');
     await Promise.all(hogs.map((c) => c.closed));
     assert.equal(await honestRequest(), 200);
   });
