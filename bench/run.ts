@@ -10,7 +10,7 @@
  *          --targets a,b  --scenarios a,b  --no-docs
  *          --push [--push-listeners N]   the status-push measurement alone (bench/push.ts), written
  *                            to push.* (push-quick.*, push-smoke.*); the full run has it too
- *          --scale [--scale-sizes a,b] [--scale-curves memory,redis,held,push]   the scale curves alone
+ *          --scale [--scale-sizes a,b] [--scale-curves memory,redis,held,push] [--scale-poll-sample N]   the scale curves alone
  *                            (bench/scale.ts), written to scale.* (scale-quick.*, scale-smoke.*); the full run has them too
  *          --tracing RATIO   adds taskgate-traced: taskgate-memory with OpenTelemetry tracing on at that
  *                            sampling ratio (1, 0.01), exporting to the backend's collector, measured in
@@ -110,6 +110,7 @@ const { values: args } = parseArgs({
     scale: { type: 'boolean', default: false },
     'scale-sizes': { type: 'string' },
     'scale-curves': { type: 'string' },
+    'scale-poll-sample': { type: 'string' },
   },
 });
 
@@ -125,6 +126,11 @@ if (args['push-listeners']) settings.pushListeners = Number(args['push-listeners
 if (args.scenarios) settings.scenarios = args.scenarios.split(',') as ScenarioName[];
 const scaleSizes = args['scale-sizes'] ? parseScaleSizes(args['scale-sizes']) : SCALE_MODES[mode].sizes;
 const scaleCurves = args['scale-curves'] ? parseScaleCurves(args['scale-curves']) : undefined;
+// Tasks of each kind polled per point: fixing it apart from the size tells the population's
+// cost from the working set's (docs/benchmarks.md, "Scale").
+const scalePollSample = args['scale-poll-sample'] === undefined ? undefined : Number(args['scale-poll-sample']);
+if (scalePollSample !== undefined && !(Number.isInteger(scalePollSample) && scalePollSample > 0)) throw new Error(`--scale-poll-sample takes a whole number of tasks, not ${args['scale-poll-sample']}`);
+const scaleSettings = { ...SCALE_MODES[mode].settings, ...(scalePollSample ? { pollSample: scalePollSample } : {}) };
 const tracingRatio = args.tracing === undefined ? undefined : Number(args.tracing);
 if (tracingRatio !== undefined && !(tracingRatio >= 0 && tracingRatio <= 1)) throw new Error(`--tracing takes a sampling ratio from 0 to 1, not ${args.tracing}`);
 if (tracingRatio !== undefined) settings.targets = [...settings.targets, TRACED_TARGET];
@@ -388,7 +394,7 @@ async function pushAlone(): Promise<void> {
 
 function runScale(pinning: ReturnType<typeof detectPinning>, tool: LoadTool, backend: NodeChild, issuer: Awaited<ReturnType<typeof startIssuer>>, tokens: string[]): Promise<ScaleCheck> {
   log(`scale: sizes ${scaleSizes.join(', ')} (memory; Redis, push listeners and held calls up to their limits)${scaleCurves ? `, curves ${scaleCurves.join(', ')}` : ''}`);
-  return checkScale({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, load: tool, sizes: scaleSizes, curves: scaleCurves, settings: SCALE_MODES[mode].settings, log });
+  return checkScale({ pinning, base: { backendUrl: backend.url, issuer }, tokens, backend, load: tool, sizes: scaleSizes, curves: scaleCurves, settings: scaleSettings, log });
 }
 
 /** `--scale`: the scale curves alone (bench/scale.ts), written to scale.* beside the full run's files. */
@@ -400,7 +406,7 @@ async function scaleAlone(): Promise<void> {
     schema: 'taskgate-bench-scale/1',
     generatedAt: new Date().toISOString(),
     mode,
-    command: `npm run bench -- --scale${mode === 'full' ? '' : ` --${mode}`}${args['scale-sizes'] ? ` --scale-sizes ${args['scale-sizes']}` : ''}${scaleCurves ? ` --scale-curves ${scaleCurves.join(',')}` : ''}`,
+    command: `npm run bench -- --scale${mode === 'full' ? '' : ` --${mode}`}${args['scale-sizes'] ? ` --scale-sizes ${args['scale-sizes']}` : ''}${scaleCurves ? ` --scale-curves ${scaleCurves.join(',')}` : ''}${scalePollSample ? ` --scale-poll-sample ${scalePollSample}` : ''}`,
     revision: gitRevision(),
     machine,
     pinning: pinning.note,
