@@ -31,6 +31,7 @@ describe('store policy', () => {
       commandTimeout: 500,
       connectTimeout: 2000,
       waitReplicas: { replicas: 0, timeout: 100 },
+      pollCacheTasks: 50_000,
       snapshotKeys: [{ id: 'k1', key: KEY }],
     });
   });
