@@ -14,6 +14,7 @@
 import type { CreateTaskOutcome, LiveTaskCursor, LiveTaskPage, PollActivity, PollLimits, PollOpening, TaskListPosition } from './store.js';
 import { byExpiry, nextLiveTaskCursor } from './live-task-scan.js';
 import { ExpiryIndex } from './memory-expiry-index.js';
+import { OwnerIndex } from './memory-owner-index.js';
 import { LAPSED_LEASE_CLAIM_MS, TAKEN_LEASE_HOLDER } from './provided-store.js';
 import { decidePollAt, type PollState, type PollVerdict } from '../task-model/poll-rule.js';
 import type { ProvidedState, ProvidedTaskView } from '../task-model/provided-state.js';
@@ -22,12 +23,8 @@ import { isInScope, isTerminalStatus, type TaskPatch, type TaskRecord, type Task
 export class MemoryTaskTable {
   private readonly records = new Map<string, Readonly<TaskRecord>>();
   private readonly byUpstreamId = new Map<string, string>();
-  /**
-   * Each owner's handles, oldest first (the reverse of tasks/list's order, so a new task is
-   * appended): a page of tasks/list reads from the end, from its cursor on, instead of sorting
-   * the owner's tasks per page.
-   */
-  private readonly byOwner = new Map<string, string[]>();
+  /** Each owner's handles in tasks/list's order (memory-owner-index.ts). */
+  private readonly byOwner = new OwnerIndex((handle) => this.records.get(handle)!);
   private readonly polls = new Map<string, PollEntry>();
   private readonly expiring = new ExpiryIndex();
   /**
@@ -59,7 +56,7 @@ export class MemoryTaskTable {
     // A copy, so later changes by the caller never alter stored state behind the store's back.
     this.records.set(record.handle, { ...record });
     this.byUpstreamId.set(upstreamKey(record.upstream, record.instance, record.upstreamTaskId), record.handle);
-    this.addOwned(record);
+    this.byOwner.add(record.owner, record);
     this.indexExpiry(record.handle, record.expiresAt);
     if (!isTerminalStatus(record.status)) this.countLive(record.owner, 1);
     return 'created';
@@ -89,7 +86,7 @@ export class MemoryTaskTable {
     const record = this.records.get(handle);
     if (!record) return;
     // First, while the record is there: the owner's order is searched through the records.
-    this.removeOwned(record);
+    this.byOwner.remove(record.owner, record);
     this.records.delete(handle);
     this.polls.delete(handle);
     this.provided.delete(handle);
@@ -211,12 +208,10 @@ export class MemoryTaskTable {
   }
 
   list(scope: TaskScope, after: TaskListPosition | undefined, limit: number, now: number): TaskRecord[] {
-    const owned = this.byOwner.get(scope.owner);
-    if (!owned) return [];
     const page: TaskRecord[] = [];
-    // Newest first is the array read backwards; a cursor's page starts below its position.
-    for (let i = after ? this.ownedBefore(owned, after) - 1 : owned.length - 1; i >= 0 && page.length < limit; i--) {
-      const record = this.get(owned[i]!, now);
+    for (const handle of this.byOwner.newestFirst(scope.owner, after)) {
+      if (page.length >= limit) break;
+      const record = this.get(handle, now);
       if (record && isInScope(record, scope)) page.push(record);
     }
     return page;
@@ -258,49 +253,9 @@ export class MemoryTaskTable {
     return expired;
   }
 
-  private addOwned(record: TaskListPosition & { owner: string }): void {
-    const owned = this.byOwner.get(record.owner);
-    if (!owned) {
-      this.byOwner.set(record.owner, [record.handle]);
-      return;
-    }
-    const last = this.records.get(owned.at(-1)!);
-    if (!last || newestFirst(record, last) < 0) owned.push(record.handle);
-    else owned.splice(this.ownedBefore(owned, record), 0, record.handle);
-  }
-
-  private removeOwned(record: TaskListPosition & { owner: string }): void {
-    const owned = this.byOwner.get(record.owner);
-    if (!owned) return;
-    const found = this.ownedBefore(owned, record);
-    const at = owned[found] === record.handle ? found : owned.indexOf(record.handle);
-    // The sweep removes the oldest most often: shift() is V8's O(1) left trim; elsewhere a
-    // splice moves the owner's later handles (an owner holds at most createRate over the
-    // longest TTL: 7,200 at the defaults).
-    if (at === 0) owned.shift();
-    else if (at > 0) owned.splice(at, 1);
-    if (owned.length === 0) this.byOwner.delete(record.owner);
-  }
-
-  /**
-   * The index of the first of an owner's handles (oldest first) that is not older than the
-   * position, in tasks/list's order: everything before it comes after the position in a list.
-   * Every handle in the array has its record (create and delete keep both in step).
-   */
-  private ownedBefore(owned: readonly string[], position: TaskListPosition): number {
-    let low = 0;
-    let high = owned.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (newestFirst(this.records.get(owned[mid]!)!, position) > 0) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  }
-
   private expiredLive(owner: string, now: number): number {
     let expired = 0;
-    for (const handle of this.byOwner.get(owner) ?? []) {
+    for (const handle of this.byOwner.handlesOf(owner)) {
       const record = this.records.get(handle);
       if (record && record.expiresAt <= now && !isTerminalStatus(record.status)) expired++;
     }
@@ -395,10 +350,4 @@ function leastOf(handles: Iterable<string>, records: ReadonlyMap<string, Readonl
 
 function upstreamKey(upstream: string, instance: string, upstreamTaskId: string): string {
   return `${upstream}\u0000${instance}\u0000${upstreamTaskId}`;
-}
-
-/** Newest first; the handle breaks ties so the order (and so the cursor) is total. */
-function newestFirst(a: TaskListPosition, b: TaskListPosition): number {
-  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
-  return a.handle < b.handle ? -1 : a.handle > b.handle ? 1 : 0;
 }
