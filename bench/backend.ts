@@ -26,9 +26,8 @@
  * collector that keeps up, on the load core rather than the proxy's.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import otlp from 'otlp-definitions/build/src/generated/root.js';
-import { announceReady, serveParentRequests } from './child-channel.js';
+import { listenAndAnnounce, readBody, serveParentRequests } from './child-channel.js';
 
 const MODERN = '2026-07-28';
 const SLOW_POLL_MS = 3_600_000;
@@ -267,17 +266,10 @@ const server = createServer((req, res) => {
     res.writeHead(405).end();
     return;
   }
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => answer(req, res, Buffer.concat(chunks).toString('utf8')));
+  readBody(req, (body) => answer(req, res, body));
 });
 // Keep-alive connections from the proxies must outlive the pauses between load runs.
-server.keepAliveTimeout = 120_000;
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  announceReady({ url: `http://127.0.0.1:${port}` });
-});
+listenAndAnnounce(server);
 
 serveParentRequests(async () => {
   releaseHeld(undefined);

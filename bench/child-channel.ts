@@ -3,6 +3,8 @@
  * over IPC: its own CPU time and memory, so that the harness reads the figures from inside the
  * process, not from a sampling tool, and a graceful stop, so that `--cpu-prof` gets written.
  */
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface ChildRequest {
   seq: number;
@@ -52,6 +54,26 @@ export interface GatewayCounters {
 
 export function announceReady(details: Record<string, unknown>): void {
   process.send?.({ type: 'ready', ...details });
+}
+
+/**
+ * A bench backend's start: keep-alive connections that outlive the harness's pauses between
+ * runs (or, in the soak, between a held call's requests), a loopback port, and the URL (with
+ * `details`) announced to the harness.
+ */
+export function listenAndAnnounce(server: Server, details: Record<string, unknown> = {}): void {
+  server.keepAliveTimeout = 120_000;
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    announceReady({ url: `http://127.0.0.1:${port}`, ...details });
+  });
+}
+
+/** A request's whole body as UTF-8, handed to `then` once it has arrived. */
+export function readBody(req: IncomingMessage, then: (body: string) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => then(Buffer.concat(chunks).toString('utf8')));
 }
 
 /**

@@ -20,8 +20,7 @@
  * (the TTL of a 2026 task; a 2025 task gets what `params.task.ttl` asks). GET /stats counts.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { announceReady, serveParentRequests } from '../child-channel.js';
+import { listenAndAnnounce, readBody, serveParentRequests } from '../child-channel.js';
 
 const MODERN = '2026-07-28';
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -265,17 +264,10 @@ const server = createServer((req, res) => {
     res.writeHead(405).end();
     return;
   }
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => answer(req, res, Buffer.concat(chunks).toString('utf8')));
+  readBody(req, (body) => answer(req, res, body));
 });
 // The gateway's keep-alive connections (one per held call) must outlive the pauses between requests.
-server.keepAliveTimeout = 120_000;
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  announceReady({ url: `http://127.0.0.1:${port}`, instance: INSTANCE });
-});
+listenAndAnnounce(server, { instance: INSTANCE });
 
 serveParentRequests(async () => {
   for (const call of held.values()) clearTimeout(call.timer);
